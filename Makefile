@@ -1,0 +1,27 @@
+# materialized_table: PGXS build
+#
+#   make && make install             build and install into PostgreSQL 15
+#   bash test/run.sh                 the whole test suite (see README.md)
+
+EXTENSION = materialized_table
+MODULE_big = materialized_table
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+
+# the install script is assembled from extension/*.sql, one file per concern
+DATA_built = materialized_table--1.0.sql
+
+PG_CPPFLAGS = -I$(srcdir)/include
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --use-existing --dbname=contrib_regression
+
+EXTRA_CLEAN = results regression.diffs regression.out test/isolation/output_iso
+
+PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+materialized_table--1.0.sql: $(sort $(wildcard extension/*.sql))
+	cat $^ > $@
+
+$(OBJS): $(wildcard include/*.h)

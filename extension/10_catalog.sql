@@ -1,0 +1,66 @@
+-- The catalog: one row per materialized table.  Mirrored in include/catalog.h.
+CREATE TABLE materialized_table_internal.mt_table (
+    relid regclass NOT NULL,
+    query_view regclass NOT NULL,
+    definition_query text NOT NULL,
+    refresh_mode text NOT NULL,
+    freshness_value integer NOT NULL,
+    freshness_unit text NOT NULL,
+    refresh_status text NOT NULL,
+    partition_keys text[] NOT NULL DEFAULT '{}',
+    options jsonb NOT NULL DEFAULT '{}',
+    declared_columns boolean NOT NULL DEFAULT false,
+    metadata_columns jsonb NOT NULL DEFAULT '{}',
+    watermark_column text,
+    watermark_expression text,
+    distribution jsonb,
+    last_refresh_time timestamptz,
+    scheduler text,
+    cron_jobid bigint,
+    pipeline_options jsonb NOT NULL DEFAULT '{}',
+    CONSTRAINT mt_table_pkey PRIMARY KEY (relid),
+    CONSTRAINT mt_table_refresh_mode_check CHECK (refresh_mode IN ('FULL', 'CONTINUOUS')),
+    CONSTRAINT mt_table_freshness_check CHECK (freshness_value > 0
+        AND freshness_unit IN ('SECOND', 'MINUTE', 'HOUR', 'DAY')),
+    CONSTRAINT mt_table_refresh_status_check
+        CHECK (refresh_status IN ('INITIALIZING', 'ACTIVATED', 'SUSPENDED')),
+    CONSTRAINT mt_table_scheduler_check CHECK (scheduler IN ('pg_cron', 'worker'))
+);
+REVOKE ALL ON materialized_table_internal.mt_table FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('materialized_table_internal.mt_table', '');
+
+CREATE FUNCTION materialized_table_internal.freshness_interval(value integer, unit text)
+RETURNS interval
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN value * CASE unit
+    WHEN 'SECOND' THEN interval '1 second'
+    WHEN 'MINUTE' THEN interval '1 minute'
+    WHEN 'HOUR' THEN interval '1 hour'
+    WHEN 'DAY' THEN interval '1 day'
+END;
+
+-- The front door: runs Flink's MATERIALIZED TABLE statements.
+CREATE FUNCTION materialized_table.execute(statement text)
+RETURNS text
+LANGUAGE C STRICT VOLATILE
+AS 'MODULE_PATHNAME', 'mt_execute';
+
+COMMENT ON FUNCTION materialized_table.execute(text) IS
+'runs CREATE [OR ALTER], ALTER and DROP MATERIALIZED TABLE statements; returns the last command tag';
+
+-- A Flink statement that recreates the table as it is now.
+CREATE FUNCTION materialized_table.show_create(regclass)
+RETURNS text
+LANGUAGE C STRICT STABLE
+AS 'MODULE_PATHNAME', 'mt_show_create';
+
+-- Cleans the catalog when a materialized table is dropped by any means
+-- (DROP TABLE, DROP SCHEMA ... CASCADE, DROP OWNED, a cascade from a source).
+CREATE FUNCTION materialized_table_internal.on_sql_drop()
+RETURNS event_trigger
+LANGUAGE C
+AS 'MODULE_PATHNAME', 'mt_on_sql_drop';
+
+CREATE EVENT TRIGGER materialized_table_sql_drop ON sql_drop
+    EXECUTE FUNCTION materialized_table_internal.on_sql_drop();
+ALTER EVENT TRIGGER materialized_table_sql_drop ENABLE ALWAYS;

@@ -1,0 +1,53 @@
+-- Refresh history (see include/history.h).  A run row is written when a
+-- refresh starts, a result row when it ends.
+CREATE SEQUENCE materialized_table_internal.refresh_run_seq;
+
+CREATE TABLE materialized_table_internal.refresh_run (
+    run_id bigint NOT NULL,
+    relid oid NOT NULL,
+    trigger text NOT NULL,
+    partition text,
+    started_at timestamptz NOT NULL,
+    xid xid8,
+    pid integer NOT NULL,
+    cascade_id bigint,
+    CONSTRAINT refresh_run_pkey PRIMARY KEY (run_id)
+);
+CREATE INDEX refresh_run_relid_idx ON materialized_table_internal.refresh_run (relid, started_at);
+CREATE INDEX refresh_run_started_at_idx ON materialized_table_internal.refresh_run (started_at);
+
+CREATE TABLE materialized_table_internal.refresh_result (
+    run_id bigint NOT NULL,
+    finished_at timestamptz NOT NULL,
+    status text NOT NULL,
+    rows bigint,
+    error text,
+    CONSTRAINT refresh_result_pkey PRIMARY KEY (run_id),
+    CONSTRAINT refresh_result_status_check CHECK (status IN ('SUCCEEDED', 'FAILED', 'SKIPPED'))
+);
+REVOKE ALL ON materialized_table_internal.refresh_run FROM PUBLIC;
+REVOKE ALL ON materialized_table_internal.refresh_result FROM PUBLIC;
+
+CREATE VIEW materialized_table.refresh_history AS
+SELECT r.run_id,
+       r.relid::pg_catalog.regclass AS table_name,
+       r.trigger,
+       r.partition,
+       r.started_at,
+       o.finished_at,
+       CASE WHEN o.status IS NOT NULL THEN o.status
+            WHEN pg_catalog.pg_xact_status(r.xid) = 'in progress' THEN 'RUNNING'
+            ELSE 'FAILED'
+       END AS status,
+       o.rows,
+       CASE WHEN o.status IS NOT NULL THEN o.error
+            WHEN pg_catalog.pg_xact_status(r.xid) = 'in progress' THEN NULL
+            ELSE 'the refresh ended without finishing (rolled back, or interrupted by a server restart)'
+       END AS error,
+       o.finished_at - r.started_at AS duration,
+       r.cascade_id,
+       r.pid
+  FROM materialized_table_internal.refresh_run r
+  LEFT JOIN materialized_table_internal.refresh_result o USING (run_id);
+
+GRANT SELECT ON materialized_table.refresh_history TO PUBLIC;

@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * commands.h
+ *	  The MATERIALIZED TABLE statements, one file per statement family.
+ *
+ *	  create.c	CREATE [OR ALTER] MATERIALIZED TABLE
+ *	  alter.c	ALTER MATERIALIZED TABLE ...
+ *	  drop.c	DROP MATERIALIZED TABLE, and the cleanup after any drop
+ *	  command_common.c	what they share: names, ownership, the query view
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_COMMANDS_H
+#define MT_COMMANDS_H
+
+#include "nodes/parsenodes.h"
+
+#include "catalog.h"
+#include "ddl_parser.h"
+
+/* a column of a query's result */
+typedef struct MtQueryColumn
+{
+	char	   *name;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+} MtQueryColumn;
+
+/* statements; each returns its command tag */
+extern const char *mt_create_command(MtStatement *st);
+extern const char *mt_alter_command(MtStatement *st);
+extern const char *mt_drop_command(MtStatement *st);
+
+/* ALTER ... AS, also reached by CREATE OR ALTER on an existing table */
+extern void mt_alter_query(MtStatement *st, Oid relid, MtQuery *query);
+
+/* SET FRESHNESS, also reached by CREATE OR ALTER with a new freshness */
+extern void mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness);
+
+/* new WITH options through CREATE OR ALTER */
+extern void mt_set_options(MtStatement *st, Oid relid, List *options);
+
+/* a watermark's column and expression must fit the table */
+extern void mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid);
+
+/* cleanup of every trace of a dropped MT (catalog, jobs, history, worker) */
+extern void mt_forget_table(Oid relid);
+
+/* command_common.c */
+extern Oid	mt_resolve_namespace(MtStatement *st, MtQualifiedName *name);
+extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok);
+extern void mt_check_owner(Oid relid);
+extern char *mt_qualified_name(Oid relid);
+extern Oid	mt_table_owner(Oid relid);
+extern Query *mt_analyze_query(MtStatement *st, MtQuery *query);
+extern List *mt_query_columns(Query *query);
+extern Oid	mt_define_query_view(MtStatement *st, MtQuery *query, Oid relid,
+								 Oid owner, bool replace);
+extern void mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel);
+extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel);
+extern void mt_spi_exec(const char *sql, int expected);
+extern char *mt_storage_options_sql(List *options);
+extern bool mt_is_storage_option(const char *key);
+
+#endif							/* MT_COMMANDS_H */

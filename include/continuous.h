@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous.h
+ *	  CONTINUOUS refresh mode: the pipeline fed by logical decoding.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_H
+#define MT_CONTINUOUS_H
+
+#include "catalog.h"
+
+/* backend side, in the command's transaction */
+extern void mt_continuous_table_created(MtTable *mt);
+extern void mt_continuous_table_dropped(Oid relid);
+extern void mt_continuous_query_changed(MtTable *mt);
+
+/* worker side */
+extern void mt_continuous_worker_start(List *tables);
+extern void mt_continuous_worker_tables_changed(List *tables);
+extern long mt_continuous_worker_cycle(void);
+extern void mt_continuous_worker_stop(bool drop_slot);
+
+#endif							/* MT_CONTINUOUS_H */

@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * materialized_table.h
+ *	  Names, settings and small helpers shared by every module.
+ *
+ * Vocabulary used throughout the sources:
+ *	  MT			a materialized table: an ordinary heap table (or a
+ *					partitioned table) whose content is its query's result
+ *	  query view	the hidden view in MT_INTERNAL_SCHEMA holding the MT's
+ *					defining query; PostgreSQL tracks the MT's sources
+ *					through it and refreshes read from it
+ *	  refresh		any write of an MT's content; only the refresh engine
+ *					(src/refresh.c) performs one
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MATERIALIZED_TABLE_H
+#define MATERIALIZED_TABLE_H
+
+#include "postgres.h"
+
+#define MT_EXTENSION_NAME		"materialized_table"
+#define MT_SCHEMA				"materialized_table"
+#define MT_INTERNAL_SCHEMA		"materialized_table_internal"
+
+/* settings (src/materialized_table.c) */
+extern int	mt_freshness_threshold;			/* seconds */
+extern int	mt_default_freshness_continuous;	/* seconds */
+extern int	mt_default_freshness_full;		/* seconds */
+extern int	mt_history_retention;			/* seconds; 0 keeps everything */
+
+/* error position into the statement text handed to execute() */
+extern int	mt_errposition(const char *source, int location);
+
+/* is the extension installed (and not being created or dropped) here? */
+extern bool mt_extension_ready(void);
+extern Oid	mt_internal_namespace(void);
+extern Oid	mt_extension_owner(void);
+
+/*
+ * The extension's own writes and DDL on MTs pass the guards only while
+ * mt_internal_depth > 0.  Use MT_INTERNAL_BEGIN/END around them; the depth
+ * is reset at transaction end, so an error in between leaves nothing open.
+ */
+extern int	mt_internal_depth;
+extern void mt_internal_reset(void);
+
+#endif							/* MATERIALIZED_TABLE_H */

@@ -1,0 +1,797 @@
+/*-------------------------------------------------------------------------
+ *
+ * alter.c
+ *	  ALTER MATERIALIZED TABLE.
+ *
+ *	  SUSPEND / RESUME [WITH (...)]		pause and restart the pipeline
+ *	  REFRESH [PARTITION (...)]			synchronous refresh
+ *	  AS select							schema evolution and a new query
+ *	  SET FRESHNESS = INTERVAL ...		a new freshness
+ *	  ADD / MODIFY / DROP ...			columns, primary key, watermark,
+ *										distribution
+ *
+ * Columns of a materialized table come from its query, so ADD, MODIFY and
+ * DROP act only on what is not: computed and metadata columns, the primary
+ * key and the watermark, as in Flink.  Every form either changes the
+ * PostgreSQL table or says why it cannot.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/dependency.h"
+#include "access/table.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_type.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "commands.h"
+#include "freshness.h"
+#include "materialized_table.h"
+#include "pipeline.h"
+#include "refresh.h"
+
+#define METADATA_REFRESH_TIME "refresh_time"
+
+/* Options RESUME understands; they last until the next SUSPEND or RESUME. */
+static const char *const resume_options[] = {"sink.parallelism", NULL};
+
+/* Run generated DDL on the table, past the guards. */
+static void
+table_ddl(const char *sql)
+{
+	SPI_connect();
+	mt_internal_depth++;
+	mt_spi_exec(sql, SPI_OK_UTILITY);
+	mt_internal_depth--;
+	SPI_finish();
+	CommandCounterIncrement();
+}
+
+static Form_pg_attribute
+find_column(Relation rel, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return att;
+	}
+	return NULL;
+}
+
+static char *
+type_sql(Oid typid, int32 typmod)
+{
+	return format_type_extended(typid, typmod,
+								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/* ---------------------------------------------------------------------
+ * SUSPEND, RESUME, REFRESH
+ * ---------------------------------------------------------------------
+ */
+
+static void
+alter_suspend(MtStatement *st, Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+
+	if (mt->status == MT_STATUS_SUSPENDED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized table \"%s\" is already suspended", get_rel_name(relid)),
+				 errhint("Use ALTER MATERIALIZED TABLE ... RESUME to restart its refresh pipeline."),
+				 mt_errposition(st->source, st->alter->action_location)));
+	mt->status = MT_STATUS_SUSPENDED;
+	mt_catalog_update(mt);
+	mt_pipeline_suspend(mt);
+}
+
+static void
+alter_resume(MtStatement *st, Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	ListCell   *lc;
+
+	if (mt->status != MT_STATUS_SUSPENDED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized table \"%s\" is not suspended", get_rel_name(relid)),
+				 errdetail("Its refresh pipeline is %s.", mt_status_name(mt->status)),
+				 mt_errposition(st->source, st->alter->action_location)));
+	foreach(lc, st->alter->options)
+	{
+		MtOption   *opt = lfirst(lc);
+		const char *const *known;
+		StringInfoData list;
+		bool		found = false;
+
+		initStringInfo(&list);
+		for (known = resume_options; *known; known++)
+		{
+			appendStringInfo(&list, "%s%s", list.len ? ", " : "", *known);
+			if (strcmp(opt->key, *known) == 0)
+				found = true;
+		}
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unrecognized RESUME option \"%s\"", opt->key),
+					 errdetail("Known options are: %s.", list.data),
+					 mt_errposition(st->source, opt->location)));
+		if (strcmp(opt->key, "sink.parallelism") == 0)
+		{
+			char	   *end;
+			long		n = strtol(opt->value, &end, 10);
+
+			if (*end != '\0' || n <= 0 || n > 1024)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("option \"sink.parallelism\" must be a positive integer"),
+						 mt_errposition(st->source, opt->location)));
+		}
+	}
+	mt->status = MT_STATUS_ACTIVATED;
+	mt_catalog_update(mt);
+	mt_pipeline_resume(mt, st->alter->options);
+}
+
+static void
+alter_refresh(MtStatement *st, Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+
+	if (st->alter->partition_spec)
+		mt_check_partition_spec(mt, st->alter->partition_spec, st->source);
+	(void) mt_refresh(relid, st->alter->partition_spec, MT_TRIGGER_MANUAL);
+}
+
+/* ---------------------------------------------------------------------
+ * AS select
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * mt_alter_query
+ *		Give an MT a new query.  Its result may only append columns to the
+ *		old one's; they are added to the table, nullable.  FULL tables use
+ *		the new query from their next refresh on; CONTINUOUS tables switch
+ *		in this transaction (see mt_pipeline_query_changed).
+ */
+void
+mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
+{
+	MtTable    *mt;
+	Relation	view;
+	Relation	rel;
+	TupleDesc	old;
+	List	   *new_cols;
+	int			i;
+	int			nold = 0;
+
+	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
+	mt = mt_catalog_lookup(relid, false);
+	new_cols = mt_query_columns(mt_analyze_query(st, q));
+
+	view = table_open(mt->query_view, AccessShareLock);
+	old = CreateTupleDescCopy(RelationGetDescr(view));
+	table_close(view, AccessShareLock);
+
+	for (i = 0; i < old->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(old, i);
+		MtQueryColumn *nc;
+
+		if (att->attisdropped)
+			continue;
+		nold++;
+		if (nold > list_length(new_cols))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the new query of materialized table \"%s\" drops column \"%s\"",
+							get_rel_name(relid), NameStr(att->attname)),
+					 errdetail("Column %d is \"%s\" %s in the current query, but the new query produces only %d columns.",
+							   nold, NameStr(att->attname),
+							   format_type_with_typemod(att->atttypid, att->atttypmod),
+							   list_length(new_cols)),
+					 errhint("A new query may only append columns at the end."),
+					 mt_errposition(st->source, q->location)));
+		nc = list_nth(new_cols, nold - 1);
+		if (strcmp(nc->name, NameStr(att->attname)) != 0 ||
+			nc->typid != att->atttypid || nc->typmod != att->atttypmod)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the new query of materialized table \"%s\" changes column %d",
+							get_rel_name(relid), nold),
+					 errdetail("Column %d is \"%s\" %s in the current query but \"%s\" %s in the new query.",
+							   nold, NameStr(att->attname),
+							   format_type_with_typemod(att->atttypid, att->atttypmod),
+							   nc->name, format_type_with_typemod(nc->typid, nc->typmod)),
+					 errhint("A new query may only append columns at the end; dropping, renaming, reordering or retyping a column needs the table to be created again."),
+					 mt_errposition(st->source, q->location)));
+	}
+
+	/* new columns: refuse names the table already uses */
+	rel = table_open(relid, NoLock);
+	for (i = nold; i < list_length(new_cols); i++)
+	{
+		MtQueryColumn *nc = list_nth(new_cols, i);
+
+		if (find_column(rel, nc->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("column \"%s\" of the new query already exists in materialized table \"%s\"",
+							nc->name, RelationGetRelationName(rel)),
+					 mt_errposition(st->source, q->location)));
+	}
+	table_close(rel, NoLock);
+
+	(void) mt_define_query_view(st, q, relid, InvalidOid, true);
+	for (i = nold; i < list_length(new_cols); i++)
+	{
+		MtQueryColumn *nc = list_nth(new_cols, i);
+
+		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", mt_qualified_name(relid),
+						   quote_identifier(nc->name), type_sql(nc->typid, nc->typmod)));
+	}
+
+	mt->definition_query = q->text;
+	mt_catalog_update(mt);
+	mt_pipeline_query_changed(mt);
+}
+
+/* ---------------------------------------------------------------------
+ * SET FRESHNESS
+ * ---------------------------------------------------------------------
+ */
+
+void
+mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness)
+{
+	MtTable    *old = mt_catalog_lookup(relid, false);
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+
+	mt->freshness_value = (int) freshness->value;
+	mt->freshness_unit = freshness->unit;
+	mt_freshness_apply_rules(st->source, old, mt, freshness->location);
+	mt_catalog_update(mt);
+	mt_pipeline_freshness_changed(old, mt);
+}
+
+/* ---------------------------------------------------------------------
+ * ADD, MODIFY, DROP
+ * ---------------------------------------------------------------------
+ */
+
+static void
+position_not_supported(MtStatement *st, MtColumn *col)
+{
+	if (col->place != MT_PLACE_DEFAULT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("column positions (FIRST, AFTER) are not supported"),
+				 errdetail("PostgreSQL cannot place a column of an existing table; new columns go at the end."),
+				 mt_errposition(st->source, col->location)));
+}
+
+/* The type of expr over the table's columns. */
+static void
+expression_type(Oid relid, const char *expr, Oid *typid, int32 *typmod)
+{
+	SPI_connect();
+	mt_spi_exec(psprintf("SELECT (\n%s\n) FROM %s LIMIT 0", expr, mt_qualified_name(relid)),
+				SPI_OK_SELECT);
+	*typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
+	*typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
+	SPI_finish();
+}
+
+static void
+forget_metadata(MtTable *mt, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, mt->metadata_columns)
+	{
+		if (strcmp(((MtOption *) lfirst(lc))->key, name) == 0)
+		{
+			mt->metadata_columns = foreach_delete_current(mt->metadata_columns, lc);
+			return;
+		}
+	}
+}
+
+static void
+remember_metadata(MtTable *mt, const char *name, const char *key)
+{
+	MtOption   *m = palloc0(sizeof(MtOption));
+
+	m->key = pstrdup(name);
+	m->value = pstrdup(key);
+	mt->metadata_columns = lappend(mt->metadata_columns, m);
+}
+
+static bool
+is_query_column(MtTable *mt, Relation rel, const char *name)
+{
+	Form_pg_attribute att = find_column(rel, name);
+
+	return att && !att->attgenerated && mt_option_value(mt->metadata_columns, name) == NULL;
+}
+
+static void
+check_metadata_column(MtStatement *st, MtColumn *col, Oid *typid, int32 *typmod)
+{
+	const char *key = col->metadata_key ? col->metadata_key : col->name;
+	Oid			from = TIMESTAMPTZOID;
+
+	if (strcmp(key, METADATA_REFRESH_TIME) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("metadata key \"%s\" is not supported", key),
+				 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
+						   METADATA_REFRESH_TIME),
+				 mt_errposition(st->source, col->location)));
+	typenameTypeIdAndMod(NULL, col->type_name, typid, typmod);
+	if (!can_coerce_type(1, &from, typid, COERCION_EXPLICIT))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("metadata column \"%s\" cannot be of type %s", col->name,
+						format_type_be(*typid)),
+				 mt_errposition(st->source, col->location)));
+}
+
+static void
+add_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
+{
+	char	   *table = mt_qualified_name(mt->relid);
+	Oid			typid;
+	int32		typmod;
+
+	position_not_supported(st, col);
+	if (find_column(rel, col->name))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_COLUMN),
+				 errmsg("column \"%s\" of materialized table \"%s\" already exists",
+						col->name, RelationGetRelationName(rel)),
+				 errhint("Use MODIFY to change it."),
+				 mt_errposition(st->source, col->location)));
+	switch (col->kind)
+	{
+		case MT_COLUMN_PHYSICAL:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot add physical column \"%s\" to a materialized table", col->name),
+					 errdetail("Physical columns come from the query."),
+					 errhint("Use ALTER MATERIALIZED TABLE ... AS with a query that appends the column."),
+					 mt_errposition(st->source, col->location)));
+			break;
+		case MT_COLUMN_COMPUTED:
+			expression_type(mt->relid, col->expr_text, &typid, &typmod);
+			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
+							   table, quote_identifier(col->name), type_sql(typid, typmod),
+							   col->expr_text));
+			break;
+		case MT_COLUMN_METADATA:
+			{
+				check_metadata_column(st, col, &typid, &typmod);
+				table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", table,
+								   quote_identifier(col->name), type_sql(typid, typmod)));
+				/* the rows there were written by the last refresh */
+				if (mt->last_refresh_time != 0)
+				{
+					SPI_connect();
+					mt_internal_depth++;
+					mt_spi_exec(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
+										 table, quote_identifier(col->name),
+										 quote_literal_cstr(timestamptz_to_str(mt->last_refresh_time)),
+										 type_sql(typid, typmod)), SPI_OK_UPDATE);
+					mt_internal_depth--;
+					SPI_finish();
+				}
+				remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
+				break;
+			}
+	}
+	if (col->comment)
+		table_ddl(psprintf("COMMENT ON COLUMN %s.%s IS %s", table,
+						   quote_identifier(col->name), quote_literal_cstr(col->comment)));
+}
+
+static void
+modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
+{
+	char	   *table = mt_qualified_name(mt->relid);
+	Form_pg_attribute att = find_column(rel, col->name);
+
+	position_not_supported(st, col);
+	if (att == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of materialized table \"%s\" does not exist",
+						col->name, RelationGetRelationName(rel)),
+				 errhint("Use ADD to add it."),
+				 mt_errposition(st->source, col->location)));
+
+	if (is_query_column(mt, rel, col->name))
+	{
+		if (col->kind != MT_COLUMN_PHYSICAL || col->type_name)
+		{
+			Oid			typid = InvalidOid;
+			int32		typmod = -1;
+
+			if (col->type_name)
+				typenameTypeIdAndMod(NULL, col->type_name, &typid, &typmod);
+			if (col->kind != MT_COLUMN_PHYSICAL || typid != att->atttypid ||
+				typmod != att->atttypmod)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot change column \"%s\" of materialized table \"%s\"",
+								col->name, RelationGetRelationName(rel)),
+						 errdetail("The column comes from the query; only its comment can be modified."),
+						 errhint("Change the query with ALTER MATERIALIZED TABLE ... AS."),
+						 mt_errposition(st->source, col->location)));
+		}
+	}
+	else if (col->kind == MT_COLUMN_PHYSICAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot turn column \"%s\" into a physical column", col->name),
+				 errdetail("Physical columns come from the query."),
+				 mt_errposition(st->source, col->location)));
+	else if (col->kind == MT_COLUMN_COMPUTED)
+	{
+		Oid			typid;
+		int32		typmod;
+
+		/* PostgreSQL 15 cannot change a generation expression in place */
+		expression_type(mt->relid, col->expr_text, &typid, &typmod);
+		table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
+		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
+						   table, quote_identifier(col->name), type_sql(typid, typmod),
+						   col->expr_text));
+		ereport(NOTICE,
+				(errmsg("computed column \"%s\" is now the last column of \"%s\"",
+						col->name, RelationGetRelationName(rel))));
+		forget_metadata(mt, col->name);
+	}
+	else
+	{
+		Oid			typid;
+		int32		typmod;
+
+		check_metadata_column(st, col, &typid, &typmod);
+		if (att->attgenerated)
+		{
+			table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
+			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", table,
+							   quote_identifier(col->name), type_sql(typid, typmod)));
+			ereport(NOTICE,
+					(errmsg("metadata column \"%s\" is now the last column of \"%s\"",
+							col->name, RelationGetRelationName(rel))));
+		}
+		else if (typid != att->atttypid || typmod != att->atttypmod)
+			table_ddl(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING CAST(%s AS %s)",
+							   table, quote_identifier(col->name), type_sql(typid, typmod),
+							   quote_identifier(col->name), type_sql(typid, typmod)));
+		forget_metadata(mt, col->name);
+		remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
+	}
+	if (col->comment)
+		table_ddl(psprintf("COMMENT ON COLUMN %s.%s IS %s", table,
+						   quote_identifier(col->name), quote_literal_cstr(col->comment)));
+}
+
+static void
+drop_column(MtStatement *st, MtTable *mt, Relation rel, const char *name)
+{
+	ListCell   *lc;
+
+	if (find_column(rel, name) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of materialized table \"%s\" does not exist",
+						name, RelationGetRelationName(rel)),
+				 mt_errposition(st->source, st->alter->action_location)));
+	foreach(lc, mt->partition_keys)
+		if (strcmp(strVal(lfirst(lc)), name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot drop partition column \"%s\" of materialized table \"%s\"",
+							name, RelationGetRelationName(rel)),
+					 mt_errposition(st->source, st->alter->action_location)));
+	if (is_query_column(mt, rel, name))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot drop column \"%s\" of materialized table \"%s\"",
+						name, RelationGetRelationName(rel)),
+				 errdetail("The query produces the column."),
+				 errhint("Only computed and metadata columns can be dropped."),
+				 mt_errposition(st->source, st->alter->action_location)));
+	table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", mt_qualified_name(mt->relid),
+					   quote_identifier(name)));
+	forget_metadata(mt, name);
+}
+
+/* The name of the table's primary key constraint, or NULL. */
+static char *
+primary_key_name(Relation rel)
+{
+	Oid			index = RelationGetPrimaryKeyIndex(rel);
+
+	if (!OidIsValid(index))
+		return NULL;
+	return get_constraint_name(get_index_constraint(index));
+}
+
+static void
+add_primary_key(MtStatement *st, MtTable *mt, Relation rel, MtPrimaryKey *pk)
+{
+	StringInfoData cols;
+	ListCell   *lc;
+
+	initStringInfo(&cols);
+	foreach(lc, pk->columns)
+	{
+		char	   *name = strVal(lfirst(lc));
+
+		if (!is_query_column(mt, rel, name))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("primary key column \"%s\" is not produced by the query", name),
+					 mt_errposition(st->source, pk->location)));
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(name));
+	}
+	table_ddl(psprintf("ALTER TABLE %s ADD %sPRIMARY KEY (%s)", mt_qualified_name(mt->relid),
+					   pk->constraint_name ?
+					   psprintf("CONSTRAINT %s ", quote_identifier(pk->constraint_name)) : "",
+					   cols.data));
+}
+
+static void
+drop_primary_key(MtStatement *st, Relation rel, const char *constraint)
+{
+	char	   *name = primary_key_name(rel);
+
+	if (name == NULL || (constraint && strcmp(name, constraint) != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 constraint ?
+				 errmsg("constraint \"%s\" of materialized table \"%s\" does not exist",
+						constraint, RelationGetRelationName(rel)) :
+				 errmsg("materialized table \"%s\" has no primary key",
+						RelationGetRelationName(rel)),
+				 mt_errposition(st->source, st->alter->action_location)));
+	table_ddl(psprintf("ALTER TABLE %s DROP CONSTRAINT %s",
+					   mt_qualified_name(RelationGetRelid(rel)), quote_identifier(name)));
+}
+
+/*
+ * mt_check_watermark
+ *		WATERMARK FOR col AS expr: col must be a timestamp column of the
+ *		table, expr a timestamp expression over its columns.  PostgreSQL has
+ *		no event time, so the watermark is kept, shown, and reported by
+ *		materialized_table.watermark(), which evaluates it.
+ */
+void
+mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	Form_pg_attribute att = find_column(rel, wm->column);
+	Oid			typid;
+	int32		typmod;
+
+	if (att == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("watermark column \"%s\" does not exist", wm->column),
+				 mt_errposition(st->source, wm->location)));
+	if (att->atttypid != TIMESTAMPOID && att->atttypid != TIMESTAMPTZOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("watermark column \"%s\" must be of a timestamp type", wm->column),
+				 errdetail("Its type is %s.", format_type_be(att->atttypid)),
+				 mt_errposition(st->source, wm->location)));
+	table_close(rel, NoLock);
+	expression_type(relid, wm->expr_text, &typid, &typmod);
+	if (typid != TIMESTAMPOID && typid != TIMESTAMPTZOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("watermark expression must return a timestamp"),
+				 errdetail("It returns %s.", format_type_be(typid)),
+				 mt_errposition(st->source, wm->location)));
+}
+
+static void
+no_distribution_change(MtStatement *st, Relation rel, bool add)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 add ?
+			 errmsg("cannot add a distribution to materialized table \"%s\"",
+					RelationGetRelationName(rel)) :
+			 errmsg("cannot drop the distribution of materialized table \"%s\"",
+					RelationGetRelationName(rel)),
+			 errdetail("The distribution decides how the table is partitioned, which PostgreSQL fixes when a table is created."),
+			 errhint("Drop the materialized table and create it again with the distribution you want."),
+			 mt_errposition(st->source, st->alter->action_location)));
+}
+
+static void
+alter_elements(MtStatement *st, Oid relid)
+{
+	MtAlterStmt *a = st->alter;
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	Relation	rel;
+	ListCell   *lc;
+
+	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
+	rel = table_open(relid, NoLock);
+
+	switch (a->action)
+	{
+		case MT_ALTER_ADD:
+			if (a->distribution)
+				no_distribution_change(st, rel, true);
+			foreach(lc, a->columns)
+			{
+				add_column(st, mt, rel, lfirst(lc));
+				RelationForgetRelation(relid);
+				table_close(rel, NoLock);
+				rel = table_open(relid, NoLock);
+			}
+			if (a->primary_key)
+			{
+				if (primary_key_name(rel))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+							 errmsg("materialized table \"%s\" already has a primary key",
+									RelationGetRelationName(rel)),
+							 errhint("Use MODIFY PRIMARY KEY to change it."),
+							 mt_errposition(st->source, a->primary_key->location)));
+				add_primary_key(st, mt, rel, a->primary_key);
+			}
+			if (a->watermark)
+			{
+				if (mt->watermark_column)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+							 errmsg("materialized table \"%s\" already has a watermark",
+									RelationGetRelationName(rel)),
+							 errhint("Use MODIFY WATERMARK to change it."),
+							 mt_errposition(st->source, a->watermark->location)));
+				mt_check_watermark(st, a->watermark, relid);
+				mt->watermark_column = a->watermark->column;
+				mt->watermark_expression = a->watermark->expr_text;
+			}
+			break;
+
+		case MT_ALTER_MODIFY:
+			foreach(lc, a->columns)
+			{
+				modify_column(st, mt, rel, lfirst(lc));
+				table_close(rel, NoLock);
+				rel = table_open(relid, NoLock);
+			}
+			if (a->primary_key)
+			{
+				if (primary_key_name(rel) == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("materialized table \"%s\" has no primary key",
+									RelationGetRelationName(rel)),
+							 errhint("Use ADD PRIMARY KEY to add one."),
+							 mt_errposition(st->source, a->primary_key->location)));
+				drop_primary_key(st, rel, NULL);
+				add_primary_key(st, mt, rel, a->primary_key);
+			}
+			if (a->watermark)
+			{
+				if (mt->watermark_column == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("materialized table \"%s\" has no watermark",
+									RelationGetRelationName(rel)),
+							 errhint("Use ADD WATERMARK to add one."),
+							 mt_errposition(st->source, a->watermark->location)));
+				mt_check_watermark(st, a->watermark, relid);
+				mt->watermark_column = a->watermark->column;
+				mt->watermark_expression = a->watermark->expr_text;
+			}
+			break;
+
+		case MT_ALTER_DROP:
+			switch (a->drop_target)
+			{
+				case MT_DROP_COLUMNS:
+					foreach(lc, a->drop_columns)
+					{
+						drop_column(st, mt, rel, strVal(lfirst(lc)));
+						table_close(rel, NoLock);
+						rel = table_open(relid, NoLock);
+					}
+					break;
+				case MT_DROP_PRIMARY_KEY:
+					drop_primary_key(st, rel, NULL);
+					break;
+				case MT_DROP_CONSTRAINT:
+					drop_primary_key(st, rel, a->drop_constraint);
+					break;
+				case MT_DROP_WATERMARK:
+					if (mt->watermark_column == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_UNDEFINED_OBJECT),
+								 errmsg("materialized table \"%s\" has no watermark",
+										RelationGetRelationName(rel)),
+								 mt_errposition(st->source, a->action_location)));
+					mt->watermark_column = NULL;
+					mt->watermark_expression = NULL;
+					break;
+				case MT_DROP_DISTRIBUTION:
+					if (mt->distribution == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_UNDEFINED_OBJECT),
+								 errmsg("materialized table \"%s\" has no distribution",
+										RelationGetRelationName(rel)),
+								 mt_errposition(st->source, a->action_location)));
+					no_distribution_change(st, rel, false);
+					break;
+			}
+			break;
+
+		default:
+			elog(ERROR, "unexpected ALTER MATERIALIZED TABLE action %d", a->action);
+	}
+	table_close(rel, NoLock);
+	mt_catalog_update(mt);
+}
+
+const char *
+mt_alter_command(MtStatement *st)
+{
+	MtAlterStmt *a = st->alter;
+	Oid			relid = mt_lookup_table(st, a->name, false);
+
+	mt_check_owner(relid);
+	/* changes of one table are serialized with its refreshes; readers go on */
+	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
+
+	switch (a->action)
+	{
+		case MT_ALTER_SUSPEND:
+			alter_suspend(st, relid);
+			break;
+		case MT_ALTER_RESUME:
+			alter_resume(st, relid);
+			break;
+		case MT_ALTER_REFRESH:
+			alter_refresh(st, relid);
+			break;
+		case MT_ALTER_AS:
+			mt_alter_query(st, relid, a->query);
+			break;
+		case MT_ALTER_SET_FRESHNESS:
+			mt_set_freshness(st, relid, a->freshness);
+			break;
+		case MT_ALTER_ADD:
+		case MT_ALTER_MODIFY:
+		case MT_ALTER_DROP:
+			alter_elements(st, relid);
+			break;
+	}
+	return "ALTER MATERIALIZED TABLE";
+}

@@ -1,0 +1,644 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Reading and writing the catalog of materialized tables.
+ *
+ * Rows are written through SPI with parameters.  The one hot question,
+ * "is this relation a materialized table (or a partition of one)?", is
+ * asked by the executor hook for every write statement, so its answers
+ * are cached per backend and dropped whenever PostgreSQL invalidates the
+ * relation's relcache entry (creating and dropping a table both do).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "catalog.h"
+#include "materialized_table.h"
+
+typedef struct MtCacheEntry
+{
+	Oid			relid;			/* hash key */
+	Oid			owning_mt;		/* the MT this relation is or belongs to */
+} MtCacheEntry;
+
+static HTAB *mt_cache = NULL;
+
+static void
+mt_cache_invalidate(Datum arg, Oid relid)
+{
+	if (mt_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+		mt_catalog_cache_reset();
+	else
+		hash_search(mt_cache, &relid, HASH_REMOVE, NULL);
+}
+
+void
+mt_catalog_cache_reset(void)
+{
+	HASH_SEQ_STATUS status;
+	MtCacheEntry *entry;
+
+	if (mt_cache == NULL)
+		return;
+	hash_seq_init(&status, mt_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		hash_search(mt_cache, &entry->relid, HASH_REMOVE, NULL);
+}
+
+/* Probe the catalog's primary key index for relid. */
+static bool
+catalog_has_row(Oid relid)
+{
+	Oid			nsp = mt_internal_namespace();
+	Oid			catalog_oid;
+	Oid			index_oid;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	if (!OidIsValid(nsp))
+		return false;
+	catalog_oid = get_relname_relid(MT_CATALOG_TABLE, nsp);
+	index_oid = get_relname_relid("mt_table_pkey", nsp);
+	if (!OidIsValid(catalog_oid) || !OidIsValid(index_oid))
+		return false;
+
+	rel = table_open(catalog_oid, AccessShareLock);
+	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index_oid, true, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * mt_owning_materialized_table
+ *		The MT that relid is, or is a partition of; InvalidOid if none.
+ */
+Oid
+mt_owning_materialized_table(Oid relid)
+{
+	MtCacheEntry *entry;
+	bool		found;
+	Oid			owner = InvalidOid;
+
+	if (mt_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(MtCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		mt_cache = hash_create("materialized_table relations", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(mt_cache_invalidate, (Datum) 0);
+	}
+
+	entry = hash_search(mt_cache, &relid, HASH_FIND, &found);
+	if (found)
+		return entry->owning_mt;
+
+	if (catalog_has_row(relid))
+		owner = relid;
+	else if (get_rel_relispartition(relid))
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+
+		if (ancestors != NIL && catalog_has_row(llast_oid(ancestors)))
+			owner = llast_oid(ancestors);
+	}
+
+	entry = hash_search(mt_cache, &relid, HASH_ENTER, NULL);
+	entry->owning_mt = owner;
+	return owner;
+}
+
+bool
+mt_is_materialized_table(Oid relid)
+{
+	return OidIsValid(relid) && mt_owning_materialized_table(relid) == relid;
+}
+
+/* ---------------------------------------------------------------------
+ * Conversions
+ * ---------------------------------------------------------------------
+ */
+
+const char *
+mt_status_name(MtStatus status)
+{
+	switch (status)
+	{
+		case MT_STATUS_INITIALIZING:
+			return "INITIALIZING";
+		case MT_STATUS_ACTIVATED:
+			return "ACTIVATED";
+		case MT_STATUS_SUSPENDED:
+			return "SUSPENDED";
+	}
+	return NULL;
+}
+
+static MtStatus
+status_from_name(const char *name)
+{
+	if (strcmp(name, "ACTIVATED") == 0)
+		return MT_STATUS_ACTIVATED;
+	if (strcmp(name, "SUSPENDED") == 0)
+		return MT_STATUS_SUSPENDED;
+	return MT_STATUS_INITIALIZING;
+}
+
+const char *
+mt_mode_name(MtRefreshMode mode)
+{
+	return mode == MT_MODE_FULL ? "FULL" : "CONTINUOUS";
+}
+
+static MtFreshnessUnit
+unit_from_name(const char *name)
+{
+	if (strcmp(name, "MINUTE") == 0)
+		return MT_UNIT_MINUTE;
+	if (strcmp(name, "HOUR") == 0)
+		return MT_UNIT_HOUR;
+	if (strcmp(name, "DAY") == 0)
+		return MT_UNIT_DAY;
+	return MT_UNIT_SECOND;
+}
+
+char *
+mt_option_value(List *options, const char *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (strcmp(opt->key, key) == 0)
+			return opt->value;
+	}
+	return NULL;
+}
+
+static void
+append_json_string(StringInfo buf, const char *s)
+{
+	escape_json(buf, s);
+}
+
+/* A flat JSON object of string values, as text. */
+static char *
+options_to_json_text(List *options)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (buf.len > 1)
+			appendStringInfoString(&buf, ", ");
+		append_json_string(&buf, opt->key);
+		appendStringInfoString(&buf, ": ");
+		append_json_string(&buf, opt->value);
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+Jsonb *
+mt_options_to_jsonb(List *options)
+{
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+											  CStringGetDatum(options_to_json_text(options))));
+}
+
+/* Parse a flat JSON object of strings back into MtOption, in key order. */
+static List *
+options_from_jsonb(Jsonb *jb)
+{
+	List	   *result = NIL;
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	MtOption   *opt = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			opt = palloc0(sizeof(MtOption));
+			opt->key = pnstrdup(v.val.string.val, v.val.string.len);
+		}
+		else if (tok == WJB_VALUE && opt)
+		{
+			if (v.type == jbvString)
+				opt->value = pnstrdup(v.val.string.val, v.val.string.len);
+			else
+				opt->value = JsonbToCString(NULL, &jb->root, 0);
+			result = lappend(result, opt);
+			opt = NULL;
+		}
+	}
+	return result;
+}
+
+static char *
+distribution_to_json_text(MtDistribution *d)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (d == NULL)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"kind\": \"%s\", \"buckets\": %d, \"columns\": [",
+					 d->kind == MT_DISTRIBUTION_RANGE ? "RANGE" :
+					 d->kind == MT_DISTRIBUTION_HASH ? "HASH" : "DEFAULT",
+					 d->buckets);
+	foreach(lc, d->columns)
+	{
+		if (lc != list_head(d->columns))
+			appendStringInfoString(&buf, ", ");
+		append_json_string(&buf, strVal(lfirst(lc)));
+	}
+	appendStringInfoString(&buf, "], \"bounds\": [");
+	foreach(lc, d->bounds)
+	{
+		List	   *bound = lfirst(lc);
+		ListCell   *lc2;
+
+		if (lc != list_head(d->bounds))
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoChar(&buf, '[');
+		foreach(lc2, bound)
+		{
+			if (lc2 != list_head(bound))
+				appendStringInfoString(&buf, ", ");
+			append_json_string(&buf, lfirst(lc2));
+		}
+		appendStringInfoChar(&buf, ']');
+	}
+	appendStringInfoString(&buf, "]}");
+	return buf.data;
+}
+
+static MtDistribution *
+distribution_from_jsonb(Jsonb *jb)
+{
+	MtDistribution *d = palloc0(sizeof(MtDistribution));
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+	int			depth = 0;
+	List	   *bound = NIL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		switch (tok)
+		{
+			case WJB_BEGIN_OBJECT:
+			case WJB_BEGIN_ARRAY:
+				depth++;
+				bound = NIL;
+				break;
+			case WJB_END_ARRAY:
+				if (depth == 3 && key && strcmp(key, "bounds") == 0)
+					d->bounds = lappend(d->bounds, bound);
+				depth--;
+				break;
+			case WJB_END_OBJECT:
+				depth--;
+				break;
+			case WJB_KEY:
+				key = pnstrdup(v.val.string.val, v.val.string.len);
+				break;
+			case WJB_VALUE:
+				if (strcmp(key, "kind") == 0)
+				{
+					char	   *kind = pnstrdup(v.val.string.val, v.val.string.len);
+
+					d->kind = strcmp(kind, "RANGE") == 0 ? MT_DISTRIBUTION_RANGE :
+						strcmp(kind, "HASH") == 0 ? MT_DISTRIBUTION_HASH : MT_DISTRIBUTION_DEFAULT;
+				}
+				else if (strcmp(key, "buckets") == 0)
+					d->buckets = DatumGetInt32(DirectFunctionCall1(numeric_int4,
+																   NumericGetDatum(v.val.numeric)));
+				break;
+			case WJB_ELEM:
+				if (strcmp(key, "columns") == 0)
+					d->columns = lappend(d->columns,
+										 makeString(pnstrdup(v.val.string.val, v.val.string.len)));
+				else if (strcmp(key, "bounds") == 0)
+					bound = lappend(bound, pnstrdup(v.val.string.val, v.val.string.len));
+				break;
+			default:
+				break;
+		}
+	}
+	return d;
+}
+
+static Datum
+string_list_to_array(List *strings)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (list_length(strings) + 1));
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, strings)
+		elems[n++] = CStringGetTextDatum(strVal(lfirst(lc)));
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static List *
+array_to_string_list(Datum array)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	List	   *result = NIL;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (i = 0; i < n; i++)
+		result = lappend(result, makeString(TextDatumGetCString(elems[i])));
+	return result;
+}
+
+/* ---------------------------------------------------------------------
+ * Rows
+ * ---------------------------------------------------------------------
+ */
+
+static const char *mt_table_columns =
+"relid, query_view, definition_query, refresh_mode, freshness_value, "
+"freshness_unit, refresh_status, partition_keys, options, declared_columns, "
+"metadata_columns, watermark_column, watermark_expression, distribution, "
+"last_refresh_time, scheduler, cron_jobid, pipeline_options";
+
+static void
+row_to_datums(MtTable *mt, Datum *values, char *nulls)
+{
+	int			i;
+
+	for (i = 0; i < Natts_mt_table; i++)
+		nulls[i] = ' ';
+	values[0] = ObjectIdGetDatum(mt->relid);
+	values[1] = ObjectIdGetDatum(mt->query_view);
+	values[2] = CStringGetTextDatum(mt->definition_query);
+	values[3] = CStringGetTextDatum(mt_mode_name(mt->refresh_mode));
+	values[4] = Int32GetDatum(mt->freshness_value);
+	values[5] = CStringGetTextDatum(mt_freshness_unit_name(mt->freshness_unit));
+	values[6] = CStringGetTextDatum(mt_status_name(mt->status));
+	values[7] = string_list_to_array(mt->partition_keys);
+	values[8] = JsonbPGetDatum(mt_options_to_jsonb(mt->options));
+	values[9] = BoolGetDatum(mt->declared_columns);
+	values[10] = JsonbPGetDatum(mt_options_to_jsonb(mt->metadata_columns));
+	if (mt->watermark_column)
+		values[11] = CStringGetTextDatum(mt->watermark_column);
+	else
+		nulls[11] = 'n';
+	if (mt->watermark_expression)
+		values[12] = CStringGetTextDatum(mt->watermark_expression);
+	else
+		nulls[12] = 'n';
+	if (mt->distribution)
+		values[13] = DirectFunctionCall1(jsonb_in,
+										 CStringGetDatum(distribution_to_json_text(mt->distribution)));
+	else
+		nulls[13] = 'n';
+	if (mt->last_refresh_time != 0)
+		values[14] = TimestampTzGetDatum(mt->last_refresh_time);
+	else
+		nulls[14] = 'n';
+	if (mt->scheduler)
+		values[15] = CStringGetTextDatum(mt->scheduler);
+	else
+		nulls[15] = 'n';
+	if (mt->cron_jobid != 0)
+		values[16] = Int64GetDatum(mt->cron_jobid);
+	else
+		nulls[16] = 'n';
+	values[17] = JsonbPGetDatum(mt_options_to_jsonb(mt->pipeline_options));
+}
+
+static const Oid mt_table_types[Natts_mt_table] = {
+	OIDOID, OIDOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID,
+	JSONBOID, BOOLOID, JSONBOID, TEXTOID, TEXTOID, JSONBOID, TIMESTAMPTZOID,
+	TEXTOID, INT8OID, JSONBOID
+};
+
+void
+mt_catalog_insert(MtTable *mt)
+{
+	Datum		values[Natts_mt_table];
+	char		nulls[Natts_mt_table];
+	StringInfoData sql;
+	int			i;
+
+	row_to_datums(mt, values, nulls);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s.%s (%s) VALUES (",
+					 MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE, mt_table_columns);
+	for (i = 0; i < Natts_mt_table; i++)
+		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
+	appendStringInfoChar(&sql, ')');
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
+							  values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into the materialized table catalog");
+	SPI_finish();
+	CacheInvalidateRelcacheByRelid(mt->relid);
+}
+
+void
+mt_catalog_update(MtTable *mt)
+{
+	Datum		values[Natts_mt_table];
+	char		nulls[Natts_mt_table];
+	StringInfoData sql;
+	char	   *columns = pstrdup(mt_table_columns);
+	char	   *col;
+	char	   *save;
+	int			i = 0;
+
+	row_to_datums(mt, values, nulls);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE %s.%s SET ", MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	for (col = strtok_r(columns, ", ", &save); col; col = strtok_r(NULL, ", ", &save))
+	{
+		i++;
+		if (i == 1)
+			continue;
+		appendStringInfo(&sql, "%s%s = $%d", i > 2 ? ", " : "", col, i);
+	}
+	appendStringInfoString(&sql, " WHERE relid = $1");
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
+							  values, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the materialized table catalog");
+	SPI_finish();
+}
+
+void
+mt_catalog_delete(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
+							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from the materialized table catalog");
+	SPI_finish();
+	CacheInvalidateRelcacheByRelid(relid);
+	if (mt_cache)
+		hash_search(mt_cache, &relid, HASH_REMOVE, NULL);
+}
+
+void
+mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
+{
+	Oid			argtypes[2] = {OIDOID, TIMESTAMPTZOID};
+	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
+	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
+							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the materialized table catalog");
+	SPI_finish();
+}
+
+/*
+ * mt_catalog_lookup
+ *		The catalog row of an MT, allocated in the caller's memory context.
+ */
+MtTable *
+mt_catalog_lookup(Oid relid, bool missing_ok)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *sql;
+	MtTable    *mt = NULL;
+
+	if (!OidIsValid(mt_internal_namespace()))
+	{
+		if (missing_ok)
+			return NULL;
+		elog(ERROR, "extension \"%s\" is not installed", MT_EXTENSION_NAME);
+	}
+
+	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1",
+				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Datum		d[Natts_mt_table];
+		bool		n[Natts_mt_table];
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		heap_deform_tuple(tup, desc, d, n);
+		mt = palloc0(sizeof(MtTable));
+		mt->relid = DatumGetObjectId(d[0]);
+		mt->query_view = DatumGetObjectId(d[1]);
+		mt->definition_query = TextDatumGetCString(d[2]);
+		mt->refresh_mode = strcmp(TextDatumGetCString(d[3]), "FULL") == 0 ?
+			MT_MODE_FULL : MT_MODE_CONTINUOUS;
+		mt->freshness_value = DatumGetInt32(d[4]);
+		mt->freshness_unit = unit_from_name(TextDatumGetCString(d[5]));
+		mt->status = status_from_name(TextDatumGetCString(d[6]));
+		mt->partition_keys = array_to_string_list(d[7]);
+		mt->options = options_from_jsonb(DatumGetJsonbP(d[8]));
+		mt->declared_columns = DatumGetBool(d[9]);
+		mt->metadata_columns = options_from_jsonb(DatumGetJsonbP(d[10]));
+		mt->watermark_column = n[11] ? NULL : TextDatumGetCString(d[11]);
+		mt->watermark_expression = n[12] ? NULL : TextDatumGetCString(d[12]);
+		mt->distribution = n[13] ? NULL : distribution_from_jsonb(DatumGetJsonbP(d[13]));
+		mt->last_refresh_time = n[14] ? 0 : DatumGetTimestampTz(d[14]);
+		mt->scheduler = n[15] ? NULL : TextDatumGetCString(d[15]);
+		mt->cron_jobid = n[16] ? 0 : DatumGetInt64(d[16]);
+		mt->pipeline_options = options_from_jsonb(DatumGetJsonbP(d[17]));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+
+	if (mt == NULL && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a materialized table", get_rel_name(relid))));
+	return mt;
+}
+
+/* Every MT of this database, in OID order. */
+List *
+mt_catalog_all_relids(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *result = NIL;
+	char	   *sql;
+	uint64		i;
+
+	if (!OidIsValid(mt_internal_namespace()))
+		return NIL;
+	sql = psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
+				   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	SPI_connect();
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = lappend_oid(result, DatumGetObjectId(d));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}

@@ -1,0 +1,370 @@
+/*-------------------------------------------------------------------------
+ *
+ * command_common.c
+ *	  What the MATERIALIZED TABLE statements share: resolving Flink names,
+ *	  ownership checks, analyzing the query and keeping it as a view, and
+ *	  running work with the privileges of a table's owner.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/tablecmds.h"
+#include "commands/view.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "parser/parse_relation.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "commands.h"
+#include "materialized_table.h"
+
+/*
+ * mt_resolve_namespace
+ *		The schema a Flink name refers to; the catalog must be this database.
+ */
+Oid
+mt_resolve_namespace(MtStatement *st, MtQualifiedName *name)
+{
+	if (name->catalog != NULL &&
+		strcmp(name->catalog, get_database_name(MyDatabaseId)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cross-database references are not implemented: %s.%s.%s",
+						name->catalog, name->schema, name->name),
+				 errhint("The catalog of a materialized table is the current database, \"%s\".",
+						 get_database_name(MyDatabaseId)),
+				 mt_errposition(st->source, name->location)));
+	if (name->schema != NULL)
+	{
+		Oid			nspid = get_namespace_oid(name->schema, true);
+
+		if (!OidIsValid(nspid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_SCHEMA),
+					 errmsg("schema \"%s\" does not exist", name->schema),
+					 mt_errposition(st->source, name->location)));
+		return nspid;
+	}
+	return RangeVarGetCreationNamespace(makeRangeVar(NULL, name->name, -1));
+}
+
+/*
+ * mt_lookup_table
+ *		The OID of the materialized table a Flink name refers to.
+ *
+ * A relation of that name that is not a materialized table is always an
+ * error; a missing one is InvalidOid when missing_ok.
+ */
+Oid
+mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok)
+{
+	Oid			relid;
+
+	(void) mt_resolve_namespace(st, name);
+	relid = RangeVarGetRelid(makeRangeVar(name->schema, name->name, -1), NoLock, true);
+	if (!OidIsValid(relid))
+	{
+		if (missing_ok)
+			return InvalidOid;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("materialized table \"%s\" does not exist",
+						name->schema ? psprintf("%s.%s", name->schema, name->name) : name->name),
+				 mt_errposition(st->source, name->location)));
+	}
+	if (!mt_is_materialized_table(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a materialized table", name->name),
+				 errhint("Use the ordinary SQL statement for this kind of relation."),
+				 mt_errposition(st->source, name->location)));
+	return relid;
+}
+
+/* Only the owner (or a superuser) may alter, refresh or drop an MT. */
+void
+mt_check_owner(Oid relid)
+{
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+}
+
+Oid
+mt_table_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+char *
+mt_qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/*
+ * mt_analyze_query
+ *		Parse analysis of the query after AS, with the checks Flink makes.
+ */
+Query *
+mt_analyze_query(MtStatement *st, MtQuery *q)
+{
+	RawStmt    *rs = makeNode(RawStmt);
+	Query	   *query;
+
+	rs->stmt = (Node *) copyObject(q->stmt);
+	rs->stmt_location = q->location;
+	rs->stmt_len = q->length;
+	query = parse_analyze_fixedparams(rs, q->parse_source, NULL, 0, NULL);
+
+	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("the query of a materialized table must be a SELECT statement"),
+				 mt_errposition(st->source, q->location)));
+	if (query->hasModifyingCTE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the query of a materialized table must not contain data-modifying statements in WITH"),
+				 mt_errposition(st->source, q->location)));
+	if (query->rowMarks != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the query of a materialized table cannot lock rows"),
+				 errdetail("FOR UPDATE and FOR SHARE are not allowed here."),
+				 mt_errposition(st->source, q->location)));
+	if (isQueryUsingTempRelation(query))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the query of a materialized table cannot reference temporary tables or views"),
+				 errdetail("A materialized table outlives the session that owns its temporary objects."),
+				 mt_errposition(st->source, q->location)));
+	return query;
+}
+
+/* The columns of a query's result, in order. */
+List *
+mt_query_columns(Query *query)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		MtQueryColumn *qc;
+
+		if (tle->resjunk)
+			continue;
+		qc = palloc0(sizeof(MtQueryColumn));
+		qc->name = pstrdup(tle->resname ? tle->resname : "?column?");
+		qc->typid = exprType((Node *) tle->expr);
+		qc->typmod = exprTypmod((Node *) tle->expr);
+		qc->collid = exprCollation((Node *) tle->expr);
+		result = lappend(result, qc);
+	}
+	return result;
+}
+
+/*
+ * Refuse a query view that depends on a temporary object (a function in
+ * pg_temp, say): at the end of the session its drop would take the view,
+ * and with it the table.
+ */
+static void
+check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(viewid)};
+	const char *sql =
+	"SELECT pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid) "
+	"  FROM pg_catalog.pg_depend d "
+	"  JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+	"       AND d.objid = r.oid "
+	" WHERE r.ev_class = $1 "
+	"   AND pg_catalog.pg_my_temp_schema() <> 0 "
+	"   AND CASE d.refclassid "
+	"       WHEN 'pg_catalog.pg_class'::pg_catalog.regclass THEN "
+	"         (SELECT relnamespace FROM pg_catalog.pg_class WHERE oid = d.refobjid) "
+	"       WHEN 'pg_catalog.pg_proc'::pg_catalog.regclass THEN "
+	"         (SELECT pronamespace FROM pg_catalog.pg_proc WHERE oid = d.refobjid) "
+	"       WHEN 'pg_catalog.pg_type'::pg_catalog.regclass THEN "
+	"         (SELECT typnamespace FROM pg_catalog.pg_type WHERE oid = d.refobjid) "
+	"       WHEN 'pg_catalog.pg_operator'::pg_catalog.regclass THEN "
+	"         (SELECT oprnamespace FROM pg_catalog.pg_operator WHERE oid = d.refobjid) "
+	"       END = pg_catalog.pg_my_temp_schema() "
+	" LIMIT 1";
+	char	   *found = NULL;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the dependencies of a query view");
+	if (SPI_processed > 0)
+		found = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the query of a materialized table cannot reference temporary objects"),
+				 errdetail("The query uses %s.", found),
+				 mt_errposition(st->source, q->location)));
+	SPI_finish();
+}
+
+/*
+ * mt_define_query_view
+ *		Create (or replace) the hidden view holding an MT's query.
+ *
+ * The view lives in the internal schema, where only the extension's owner
+ * may create objects, so it is created with that role's rights and then
+ * given to the table's owner: the view's permission checks are then the
+ * owner's.  It is an internal part of the table: dropping the table drops
+ * it, and dropping a source that it reads needs CASCADE (which then drops
+ * the table).
+ */
+Oid
+mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, Oid owner, bool replace)
+{
+	ViewStmt   *vs = makeNode(ViewStmt);
+	ObjectAddress address;
+	Oid			save_userid;
+	int			save_sec;
+
+	vs->view = makeRangeVar(MT_INTERNAL_SCHEMA, psprintf("query_%u", relid), -1);
+	vs->query = (Node *) copyObject(q->stmt);
+	vs->replace = replace;
+	vs->options = NIL;
+	vs->withCheckOption = NO_CHECK_OPTION;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	address = DefineView(vs, q->parse_source, q->location, q->length);
+	CommandCounterIncrement();
+	if (!replace)
+	{
+		ObjectAddress table;
+
+		ATExecChangeOwner(address.objectId, owner, false, AccessExclusiveLock);
+		ObjectAddressSet(table, RelationRelationId, relid);
+		recordDependencyOn(&address, &table, DEPENDENCY_INTERNAL);
+	}
+	SetUserIdAndSecContext(save_userid, save_sec);
+	CommandCounterIncrement();
+
+	check_no_temporary_objects(st, q, address.objectId);
+	return address.objectId;
+}
+
+/*
+ * mt_run_as_owner_begin
+ *		Run what follows with the privileges of owner, as REFRESH
+ *		MATERIALIZED VIEW does: a security-restricted operation with a safe
+ *		search_path.  Errors undo all of it with the (sub)transaction.
+ */
+void
+mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel)
+{
+	GetUserIdAndSecContext(save_userid, save_sec);
+	SetUserIdAndSecContext(owner, *save_sec | SECURITY_RESTRICTED_OPERATION);
+	*save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+void
+mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
+{
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
+/* Run generated SQL that must succeed with the given SPI result code. */
+void
+mt_spi_exec(const char *sql, int expected)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "unexpected result %d from generated statement: %s", rc, sql);
+}
+
+/*
+ * Table options that are PostgreSQL storage parameters: they are applied
+ * to the table (or, for a partitioned table, to its partitions).
+ */
+static const char *const storage_options[] = {
+	"fillfactor", "toast_tuple_target", "parallel_workers",
+	"autovacuum_", "toast.", "vacuum_index_cleanup", "vacuum_truncate",
+	"log_autovacuum_min_duration", "user_catalog_table", NULL
+};
+
+bool
+mt_is_storage_option(const char *key)
+{
+	const char *const *o;
+
+	for (o = storage_options; *o; o++)
+	{
+		size_t		len = strlen(*o);
+
+		if ((*o)[len - 1] == '_' || (*o)[len - 1] == '.')
+		{
+			if (strncmp(key, *o, len) == 0)
+				return true;
+		}
+		else if (strcmp(key, *o) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* " WITH (k = 'v', ...)" for the storage parameters among options, or "". */
+char *
+mt_storage_options_sql(List *options)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+		char	   *dot;
+
+		if (!mt_is_storage_option(opt->key))
+			continue;
+		appendStringInfoString(&buf, buf.len ? ", " : " WITH (");
+		dot = strchr(opt->key, '.');
+		if (dot)
+			appendStringInfo(&buf, "%s.%s", quote_identifier(pnstrdup(opt->key, dot - opt->key)),
+							 quote_identifier(dot + 1));
+		else
+			appendStringInfoString(&buf, quote_identifier(opt->key));
+		appendStringInfo(&buf, " = %s", quote_literal_cstr(opt->value));
+	}
+	if (buf.len)
+		appendStringInfoChar(&buf, ')');
+	return buf.data;
+}

@@ -1,0 +1,939 @@
+/*-------------------------------------------------------------------------
+ *
+ * create.c
+ *	  CREATE [OR ALTER] MATERIALIZED TABLE.
+ *
+ * A new table is built in this order, all in the caller's transaction:
+ * validate everything (so a rejected statement leaves nothing behind),
+ * create the table, keep its query as a hidden view, record it in the
+ * catalog, fill it, and hand it to its refresh pipeline.  The pipeline
+ * (a pg_cron job, or the background worker) only takes effect when the
+ * transaction commits.
+ *
+ * CREATE OR ALTER on an existing materialized table behaves like ALTER
+ * ... AS plus any other changed property; an identical statement changes
+ * nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_collation.h"
+#include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "commands.h"
+#include "date_format.h"
+#include "freshness.h"
+#include "materialized_table.h"
+#include "partitions.h"
+#include "pipeline.h"
+#include "refresh.h"
+
+#define DEFAULT_BUCKETS 4
+#define DATE_FORMATTER_PREFIX "partition.fields."
+#define DATE_FORMATTER_SUFFIX ".date-formatter"
+
+/* The only metadata a materialized table's rows carry. */
+#define METADATA_REFRESH_TIME "refresh_time"
+
+/* A column of the table to create. */
+typedef struct PlannedColumn
+{
+	char	   *name;
+	MtColumnKind kind;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+	bool		not_null;
+	char	   *comment;
+	char	   *expr_text;		/* computed */
+	char	   *metadata_key;	/* metadata */
+} PlannedColumn;
+
+static MtQueryColumn *
+find_query_column(List *qcols, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, qcols)
+	{
+		MtQueryColumn *qc = lfirst(lc);
+
+		if (strcmp(qc->name, name) == 0)
+			return qc;
+	}
+	return NULL;
+}
+
+static PlannedColumn *
+find_planned(List *planned, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, planned)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		if (strcmp(pc->name, name) == 0)
+			return pc;
+	}
+	return NULL;
+}
+
+static char *
+name_list_text(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
+	return buf.data;
+}
+
+static bool
+equal_bound(List *a, List *b)
+{
+	ListCell   *la;
+	ListCell   *lb;
+
+	forboth(la, a, lb, b)
+		if (strcmp(lfirst(la), lfirst(lb)) != 0)
+			return false;
+	return true;
+}
+
+/* Same options, in any order? */
+static bool
+equal_options(List *a, List *b)
+{
+	ListCell   *lc;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	foreach(lc, a)
+	{
+		MtOption   *opt = lfirst(lc);
+		char	   *other = mt_option_value(b, opt->key);
+
+		if (other == NULL || strcmp(other, opt->value) != 0)
+			return false;
+	}
+	return true;
+}
+
+static char *
+column_names_text(List *qcols)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, qcols)
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", ((MtQueryColumn *) lfirst(lc))->name);
+	return buf.data;
+}
+
+/* A planned column from the query, with the declared type if any. */
+static PlannedColumn *
+plan_physical(MtStatement *st, MtQueryColumn *qc, MtColumn *def)
+{
+	PlannedColumn *pc = palloc0(sizeof(PlannedColumn));
+
+	pc->name = qc->name;
+	pc->kind = MT_COLUMN_PHYSICAL;
+	pc->typid = qc->typid;
+	pc->typmod = qc->typmod;
+	pc->collid = qc->collid;
+	if (def)
+	{
+		pc->not_null = def->not_null;
+		pc->comment = def->comment;
+	}
+	if (def && def->type_name)
+	{
+		Oid			typid;
+		int32		typmod;
+
+		typenameTypeIdAndMod(NULL, def->type_name, &typid, &typmod);
+		if (!can_coerce_type(1, &qc->typid, &typid, COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" is declared as %s but the query produces %s",
+							def->name, format_type_with_typemod(typid, typmod),
+							format_type_with_typemod(qc->typid, qc->typmod)),
+					 errdetail("There is no implicit or assignment cast from %s to %s.",
+							   format_type_be(qc->typid), format_type_be(typid)),
+					 errhint("Cast the value in the query, or declare a type it can be assigned to."),
+					 mt_errposition(st->source, def->location)));
+		if (typid != qc->typid)
+			pc->collid = get_typcollation(typid);
+		pc->typid = typid;
+		pc->typmod = typmod;
+	}
+	return pc;
+}
+
+/*
+ * plan_columns
+ *		The table's columns: the query's (in the column list's order when it
+ *		names them), then computed and metadata columns where listed.
+ */
+static List *
+plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
+{
+	List	   *planned = NIL;
+	List	   *physical = NIL;
+	ListCell   *lc;
+
+	foreach(lc, c->columns)
+	{
+		MtColumn   *def = lfirst(lc);
+
+		if (def->kind == MT_COLUMN_PHYSICAL)
+			physical = lappend(physical, def);
+	}
+
+	if (physical != NIL && list_length(physical) != list_length(qcols))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("the number of columns in the column list must match the number of columns in the query"),
+				 errdetail("The column list has %d columns and the query produces %d: %s.",
+						   list_length(physical), list_length(qcols), column_names_text(qcols)),
+				 mt_errposition(st->source, ((MtColumn *) linitial(physical))->location)));
+
+	if (physical == NIL)
+	{
+		foreach(lc, qcols)
+			planned = lappend(planned, plan_physical(st, lfirst(lc), NULL));
+	}
+
+	foreach(lc, c->columns)
+	{
+		MtColumn   *def = lfirst(lc);
+		PlannedColumn *pc;
+
+		if (find_planned(planned, def->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("column \"%s\" specified more than once", def->name),
+					 mt_errposition(st->source, def->location)));
+
+		if (def->kind == MT_COLUMN_PHYSICAL)
+		{
+			MtQueryColumn *qc = find_query_column(qcols, def->name);
+
+			if (qc == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column \"%s\" is not produced by the query", def->name),
+						 errdetail("The query produces: %s.", column_names_text(qcols)),
+						 errhint("The column list may reorder the query's columns but not rename them."),
+						 mt_errposition(st->source, def->location)));
+			planned = lappend(planned, plan_physical(st, qc, def));
+			continue;
+		}
+
+		if (physical == NIL && find_query_column(qcols, def->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("column \"%s\" specified more than once", def->name),
+					 errdetail("The query already produces a column of that name."),
+					 mt_errposition(st->source, def->location)));
+
+		pc = palloc0(sizeof(PlannedColumn));
+		pc->name = def->name;
+		pc->kind = def->kind;
+		pc->comment = def->comment;
+		pc->not_null = def->not_null;
+		if (def->kind == MT_COLUMN_COMPUTED)
+			pc->expr_text = def->expr_text;
+		else
+		{
+			Oid			from = TIMESTAMPTZOID;
+
+			pc->metadata_key = def->metadata_key ? def->metadata_key : def->name;
+			if (strcmp(pc->metadata_key, METADATA_REFRESH_TIME) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("metadata key \"%s\" is not supported", pc->metadata_key),
+						 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
+								   METADATA_REFRESH_TIME),
+						 mt_errposition(st->source, def->location)));
+			typenameTypeIdAndMod(NULL, def->type_name, &pc->typid, &pc->typmod);
+			pc->collid = get_typcollation(pc->typid);
+			if (!can_coerce_type(1, &from, &pc->typid, COERCION_EXPLICIT))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("metadata column \"%s\" cannot be of type %s", def->name,
+								format_type_be(pc->typid)),
+						 errdetail("Metadata key \"%s\" is a timestamp with time zone.",
+								   pc->metadata_key),
+						 mt_errposition(st->source, def->location)));
+		}
+		planned = lappend(planned, pc);
+	}
+	return planned;
+}
+
+/* The primary key's columns, from column constraints or the table constraint. */
+static MtPrimaryKey *
+primary_key_of(MtStatement *st, MtCreateStmt *c)
+{
+	MtPrimaryKey *pk = c->primary_key;
+	ListCell   *lc;
+
+	foreach(lc, c->columns)
+	{
+		MtColumn   *def = lfirst(lc);
+
+		if (!def->primary_key)
+			continue;
+		if (pk)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("multiple primary keys are not allowed"),
+					 mt_errposition(st->source, def->location)));
+		pk = palloc0(sizeof(MtPrimaryKey));
+		pk->constraint_name = def->constraint_name;
+		pk->columns = list_make1(makeString(def->name));
+		pk->location = def->location;
+	}
+	return pk;
+}
+
+static void
+check_primary_key(MtStatement *st, MtPrimaryKey *pk, List *planned)
+{
+	ListCell   *lc;
+
+	if (pk == NULL)
+		return;
+	foreach(lc, pk->columns)
+	{
+		char	   *name = strVal(lfirst(lc));
+		PlannedColumn *pc = find_planned(planned, name);
+
+		if (pc == NULL || pc->kind == MT_COLUMN_METADATA)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("primary key column \"%s\" is not produced by the query", name),
+					 mt_errposition(st->source, pk->location)));
+		if (pc->kind == MT_COLUMN_COMPUTED)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("computed column \"%s\" cannot be part of the primary key", name),
+					 mt_errposition(st->source, pk->location)));
+	}
+}
+
+static void
+check_partition_keys(MtStatement *st, MtCreateStmt *c, List *planned, List *qcols)
+{
+	ListCell   *lc;
+
+	foreach(lc, c->partition_keys)
+	{
+		char	   *name = strVal(lfirst(lc));
+		PlannedColumn *pc = find_planned(planned, name);
+		ListCell   *lc2;
+
+		if (pc == NULL || pc->kind != MT_COLUMN_PHYSICAL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("partition column \"%s\" is not produced by the query", name),
+					 errdetail("The query produces: %s.", column_names_text(qcols)),
+					 mt_errposition(st->source, c->partition_location)));
+		for_each_cell(lc2, c->partition_keys, lnext(c->partition_keys, lc))
+			if (strcmp(strVal(lfirst(lc2)), name) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("partition column \"%s\" specified more than once", name),
+						 mt_errposition(st->source, c->partition_location)));
+	}
+}
+
+/*
+ * check_options
+ *		WITH options: date formatters must name a string partition column
+ *		and be valid patterns; storage parameters are applied (and checked
+ *		by PostgreSQL when the table is created); anything else is kept
+ *		and shown, with a notice that PostgreSQL gives it no meaning.
+ */
+static void
+check_options(MtStatement *st, List *options, List *partition_keys, List *planned,
+			  MtRefreshMode mode)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+		size_t		len = strlen(opt->key);
+		size_t		plen = strlen(DATE_FORMATTER_PREFIX);
+		size_t		slen = strlen(DATE_FORMATTER_SUFFIX);
+
+		if (len > plen + slen &&
+			strncmp(opt->key, DATE_FORMATTER_PREFIX, plen) == 0 &&
+			strcmp(opt->key + len - slen, DATE_FORMATTER_SUFFIX) == 0)
+		{
+			char	   *col = pnstrdup(opt->key + plen, len - plen - slen);
+			PlannedColumn *pc = find_planned(planned, col);
+			bool		is_key = false;
+			ListCell   *lc2;
+
+			foreach(lc2, partition_keys)
+				if (strcmp(strVal(lfirst(lc2)), col) == 0)
+					is_key = true;
+			if (!is_key || pc == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" referenced by option \"%s\" is not a partition column",
+								col, opt->key),
+						 partition_keys ?
+						 errdetail("The partition columns are: %s.", name_list_text(partition_keys)) :
+						 errdetail("The table has no PARTITIONED BY clause."),
+						 mt_errposition(st->source, opt->location)));
+			if (pc->typid != TEXTOID && pc->typid != VARCHAROID && pc->typid != BPCHAROID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("option \"%s\" needs a partition column of a string type", opt->key),
+						 errdetail("Column \"%s\" is of type %s; char, varchar and text are allowed.",
+								   col, format_type_be(pc->typid)),
+						 mt_errposition(st->source, opt->location)));
+			mt_date_format_check(opt->value, opt->key);
+			if (mode == MT_MODE_CONTINUOUS)
+				ereport(NOTICE,
+						(errmsg("option \"%s\" only has an effect in FULL refresh mode", opt->key)));
+		}
+		else if (strcmp(opt->key, "sink.parallelism") == 0)
+		{
+			char	   *end;
+			long		n = strtol(opt->value, &end, 10);
+
+			if (*end != '\0' || n <= 0 || n > 1024)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("option \"sink.parallelism\" must be a positive integer"),
+						 mt_errposition(st->source, opt->location)));
+		}
+		else if (!mt_is_storage_option(opt->key))
+			ereport(NOTICE,
+					(errmsg("option \"%s\" is kept but has no effect in PostgreSQL", opt->key)));
+	}
+}
+
+/*
+ * check_distribution
+ *		Columns must be the table's; INTO n BUCKETS alone distributes by the
+ *		primary key.
+ */
+static void
+check_distribution(MtStatement *st, MtDistribution *d, MtPrimaryKey *pk, List *planned)
+{
+	ListCell   *lc;
+
+	if (d == NULL)
+		return;
+	if (d->columns == NIL)
+	{
+		if (pk == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("DISTRIBUTED INTO n BUCKETS needs a primary key to distribute by"),
+					 errhint("Name the columns: DISTRIBUTED BY (column) INTO n BUCKETS."),
+					 mt_errposition(st->source, d->location)));
+		d->columns = list_copy(pk->columns);
+	}
+	foreach(lc, d->columns)
+	{
+		PlannedColumn *pc = find_planned(planned, strVal(lfirst(lc)));
+
+		if (pc == NULL || pc->kind == MT_COLUMN_COMPUTED)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("distribution column \"%s\" is not produced by the query",
+							strVal(lfirst(lc))),
+					 mt_errposition(st->source, d->location)));
+	}
+	if (d->kind == MT_DISTRIBUTION_DEFAULT)
+		d->kind = MT_DISTRIBUTION_HASH;
+	if (d->buckets == 0)
+		d->buckets = DEFAULT_BUCKETS;
+}
+
+/* The type of a computed column's expression over the planned columns. */
+static void
+resolve_computed_types(List *planned)
+{
+	ListCell   *lc;
+
+	foreach(lc, planned)
+	{
+		PlannedColumn *pc = lfirst(lc);
+		StringInfoData sql;
+		ListCell   *lc2;
+		bool		first = true;
+
+		if (pc->kind != MT_COLUMN_COMPUTED)
+			continue;
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT (\n%s\n) FROM (SELECT ", pc->expr_text);
+		foreach(lc2, planned)
+		{
+			PlannedColumn *other = lfirst(lc2);
+
+			if (other->kind == MT_COLUMN_COMPUTED)
+				continue;
+			appendStringInfo(&sql, "%sCAST(NULL AS %s) AS %s", first ? "" : ", ",
+							 format_type_with_typemod(other->typid, other->typmod),
+							 quote_identifier(other->name));
+			first = false;
+		}
+		appendStringInfoString(&sql, ") AS s LIMIT 0");
+		SPI_connect();
+		mt_spi_exec(sql.data, SPI_OK_SELECT);
+		pc->typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
+		pc->typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
+		pc->collid = TupleDescAttr(SPI_tuptable->tupdesc, 0)->attcollation;
+		SPI_finish();
+	}
+}
+
+static char *
+identifier_list(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", quote_identifier(strVal(lfirst(lc))));
+	return buf.data;
+}
+
+static char *
+create_table_sql(const char *qualified, List *planned, MtPrimaryKey *pk,
+				 MtCreateStmt *c, MtDistribution *d, List *options)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (", qualified);
+	foreach(lc, planned)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		appendStringInfo(&sql, "%s\n  %s %s", first ? "" : ",",
+						 quote_identifier(pc->name),
+						 format_type_extended(pc->typid, pc->typmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+		first = false;
+		if (OidIsValid(pc->collid) && pc->collid != get_typcollation(pc->typid))
+		{
+			HeapTuple	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(pc->collid));
+			Form_pg_collation coll;
+
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "cache lookup failed for collation %u", pc->collid);
+			coll = (Form_pg_collation) GETSTRUCT(tup);
+			appendStringInfo(&sql, " COLLATE %s",
+							 quote_qualified_identifier(get_namespace_name(coll->collnamespace),
+														NameStr(coll->collname)));
+			ReleaseSysCache(tup);
+		}
+		if (pc->kind == MT_COLUMN_COMPUTED)
+			appendStringInfo(&sql, " GENERATED ALWAYS AS (\n%s\n) STORED", pc->expr_text);
+		if (pc->not_null)
+			appendStringInfoString(&sql, " NOT NULL");
+	}
+	if (pk)
+	{
+		appendStringInfoString(&sql, ",\n  ");
+		if (pk->constraint_name)
+			appendStringInfo(&sql, "CONSTRAINT %s ", quote_identifier(pk->constraint_name));
+		appendStringInfo(&sql, "PRIMARY KEY (%s)", identifier_list(pk->columns));
+	}
+	appendStringInfoString(&sql, "\n)");
+	if (c->partition_keys)
+		appendStringInfo(&sql, " PARTITION BY LIST (%s)",
+						 quote_identifier(strVal(linitial(c->partition_keys))));
+	else if (d)
+		appendStringInfo(&sql, " PARTITION BY %s (%s)",
+						 d->kind == MT_DISTRIBUTION_RANGE ? "RANGE" : "HASH",
+						 identifier_list(d->columns));
+	else
+		appendStringInfoString(&sql, mt_storage_options_sql(options));
+	return sql.data;
+}
+
+static void
+add_comments(const char *qualified, const char *comment, List *planned)
+{
+	ListCell   *lc;
+
+	SPI_connect();
+	if (comment)
+		mt_spi_exec(psprintf("COMMENT ON TABLE %s IS %s", qualified,
+							 quote_literal_cstr(comment)), SPI_OK_UTILITY);
+	foreach(lc, planned)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		if (pc->comment)
+			mt_spi_exec(psprintf("COMMENT ON COLUMN %s.%s IS %s", qualified,
+								 quote_identifier(pc->name),
+								 quote_literal_cstr(pc->comment)), SPI_OK_UTILITY);
+	}
+	SPI_finish();
+}
+
+/*
+ * RANGE buckets split the query's rows into n groups of equal size, as
+ * the rows are when the table is created; their bounds never change.
+ */
+static void
+compute_range_bounds(MtDistribution *d, Oid viewid, Oid owner)
+{
+	StringInfoData sql;
+	StringInfoData cols;
+	StringInfoData notnull;
+	ListCell   *lc;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+	uint64		i;
+
+	if (d == NULL || d->kind != MT_DISTRIBUTION_RANGE)
+		return;
+	initStringInfo(&cols);
+	initStringInfo(&notnull);
+	foreach(lc, d->columns)
+	{
+		const char *col = quote_identifier(strVal(lfirst(lc)));
+
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", col);
+		appendStringInfo(&notnull, "%s%s IS NOT NULL", notnull.len ? " AND " : "", col);
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT DISTINCT ON (b) %s FROM ("
+					 "SELECT %s, pg_catalog.ntile(%d) OVER (ORDER BY %s) AS b FROM %s WHERE %s"
+					 ") s WHERE b > 1 ORDER BY b, %s",
+					 cols.data, cols.data, d->buckets, cols.data,
+					 mt_qualified_name(viewid), notnull.data, cols.data);
+
+	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+	SPI_connect();
+	mt_spi_exec(sql.data, SPI_OK_SELECT);
+	d->bounds = NIL;
+	for (i = 0; i < SPI_processed; i++)
+	{
+		List	   *bound = NIL;
+		int			c;
+		MemoryContext spi = MemoryContextSwitchTo(TopTransactionContext);
+
+		for (c = 1; c <= list_length(d->columns); c++)
+			bound = lappend(bound, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c));
+		/* equal bounds would make an empty range */
+		if (d->bounds == NIL || !equal_bound(llast(d->bounds), bound))
+			d->bounds = lappend(d->bounds, bound);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+}
+
+/*
+ * create_new
+ *		CREATE MATERIALIZED TABLE of a table that does not exist yet.
+ */
+static void
+create_new(MtStatement *st, Oid nspid)
+{
+	MtCreateStmt *c = st->create;
+	MtTable    *mt = palloc0(sizeof(MtTable));
+	Query	   *query;
+	List	   *qcols;
+	List	   *planned;
+	MtPrimaryKey *pk;
+	char	   *qualified;
+	int			value;
+	MtFreshnessUnit unit;
+	MtRefreshMode mode;
+	ListCell   *lc;
+
+	/* everything that can be checked before anything is created */
+	mt_freshness_resolve(c->freshness, c->refresh_mode, st->source,
+						 c->refresh_mode_location, &value, &unit, &mode);
+	query = mt_analyze_query(st, c->query);
+	qcols = mt_query_columns(query);
+	planned = plan_columns(st, c, qcols);
+	pk = primary_key_of(st, c);
+	check_primary_key(st, pk, planned);
+	check_partition_keys(st, c, planned, qcols);
+	check_options(st, c->options, c->partition_keys, planned, mode);
+	check_distribution(st, c->distribution, pk, planned);
+	resolve_computed_types(planned);
+
+	/* the table */
+	qualified = quote_qualified_identifier(get_namespace_name(nspid), c->name->name);
+	SPI_connect();
+	mt_internal_depth++;
+	mt_spi_exec(create_table_sql(qualified, planned, pk, c, c->distribution, c->options),
+				SPI_OK_UTILITY);
+	mt_internal_depth--;
+	SPI_finish();
+	CommandCounterIncrement();
+	mt->relid = get_relname_relid(c->name->name, nspid);
+	add_comments(qualified, c->comment, planned);
+	if (c->watermark)
+		mt_check_watermark(st, c->watermark, mt->relid);
+
+	/* its query, as a view that is part of the table */
+	mt->query_view = mt_define_query_view(st, c->query, mt->relid, GetUserId(), false);
+
+	mt->definition_query = c->query->text;
+	mt->refresh_mode = mode;
+	mt->freshness_value = value;
+	mt->freshness_unit = unit;
+	mt->status = MT_STATUS_INITIALIZING;
+	mt->partition_keys = c->partition_keys;
+	mt->options = c->options;
+	mt->declared_columns = c->has_column_list && c->columns != NIL;
+	foreach(lc, planned)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		if (pc->kind == MT_COLUMN_METADATA)
+		{
+			MtOption   *m = palloc0(sizeof(MtOption));
+
+			m->key = pc->name;
+			m->value = pc->metadata_key;
+			mt->metadata_columns = lappend(mt->metadata_columns, m);
+		}
+	}
+	if (c->watermark)
+	{
+		mt->watermark_column = c->watermark->column;
+		mt->watermark_expression = c->watermark->expr_text;
+	}
+	mt->distribution = c->distribution;
+	compute_range_bounds(mt->distribution, mt->query_view, GetUserId());
+	mt_catalog_insert(mt);
+	CommandCounterIncrement();
+
+	/* buckets of a distributed table without PARTITIONED BY */
+	mt_internal_depth++;
+	mt_partition_create_buckets(mt->relid, mt);
+	mt_internal_depth--;
+	CommandCounterIncrement();
+
+	/* filled in this transaction, as CREATE TABLE AS would */
+	(void) mt_refresh(mt->relid, NIL, MT_TRIGGER_CREATE);
+
+	mt->status = MT_STATUS_ACTIVATED;
+	mt = mt_catalog_lookup(mt->relid, false);
+	mt->status = MT_STATUS_ACTIVATED;
+	mt_catalog_update(mt);
+	mt_pipeline_table_created(mt);
+}
+
+/*
+ * alter_existing
+ *		CREATE OR ALTER on a materialized table that exists.
+ */
+static void
+alter_existing(MtStatement *st, Oid relid)
+{
+	MtCreateStmt *c = st->create;
+	MtTable    *mt;
+	bool		changed = false;
+
+	mt_check_owner(relid);
+	LockRelationOid(relid, ShareUpdateExclusiveLock);
+	mt = mt_catalog_lookup(relid, false);
+
+	if (c->refresh_mode != MT_MODE_UNSET && c->refresh_mode != mt->refresh_mode)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the refresh mode of materialized table \"%s\" from %s to %s",
+						get_rel_name(relid), mt_mode_name(mt->refresh_mode),
+						mt_mode_name(c->refresh_mode)),
+				 errhint("Drop the table and create it again with the new refresh mode."),
+				 mt_errposition(st->source, c->refresh_mode_location)));
+	if (!equal(c->partition_keys, mt->partition_keys))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the partition columns of materialized table \"%s\"",
+						get_rel_name(relid)),
+				 errhint("Drop the table and create it again with the new PARTITIONED BY clause."),
+				 mt_errposition(st->source, c->partition_keys ? c->partition_location : st->location)));
+	if (c->distribution && !equal(c->distribution->columns,
+								  mt->distribution ? mt->distribution->columns : NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the distribution of materialized table \"%s\"",
+						get_rel_name(relid)),
+				 mt_errposition(st->source, c->distribution->location)));
+
+	if (c->freshness &&
+		(c->freshness->value != mt->freshness_value || c->freshness->unit != mt->freshness_unit))
+	{
+		mt_set_freshness(st, relid, c->freshness);
+		changed = true;
+	}
+	if (strcmp(c->query->text, mt->definition_query) != 0)
+	{
+		mt_alter_query(st, relid, c->query);
+		changed = true;
+	}
+	if (c->options && !equal_options(c->options, mt->options))
+	{
+		mt_set_options(st, relid, c->options);
+		changed = true;
+	}
+	if (c->comment)
+	{
+		SPI_connect();
+		mt_spi_exec(psprintf("COMMENT ON TABLE %s IS %s", mt_qualified_name(relid),
+							 quote_literal_cstr(c->comment)), SPI_OK_UTILITY);
+		SPI_finish();
+	}
+	(void) changed;
+}
+
+const char *
+mt_create_command(MtStatement *st)
+{
+	MtCreateStmt *c = st->create;
+	Oid			relid;
+	Oid			nspid;
+
+	nspid = mt_resolve_namespace(st, c->name);
+	relid = RangeVarGetRelid(makeRangeVar(c->name->schema, c->name->name, -1), NoLock, true);
+	if (OidIsValid(relid) && c->name->schema == NULL && get_rel_namespace(relid) != nspid &&
+		!c->or_alter)
+		relid = InvalidOid;		/* found further down search_path: create in the first */
+	if (!OidIsValid(relid))
+		relid = get_relname_relid(c->name->name, nspid);
+
+	if (OidIsValid(relid))
+	{
+		if (!mt_is_materialized_table(relid))
+			ereport(ERROR,
+					(errcode(c->or_alter ? ERRCODE_WRONG_OBJECT_TYPE : ERRCODE_DUPLICATE_TABLE),
+					 c->or_alter ?
+					 errmsg("\"%s\" is not a materialized table", c->name->name) :
+					 errmsg("relation \"%s\" already exists", c->name->name),
+					 mt_errposition(st->source, c->name->location)));
+		if (!c->or_alter)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_TABLE),
+					 errmsg("materialized table \"%s\" already exists", c->name->name),
+					 errhint("Use CREATE OR ALTER MATERIALIZED TABLE to change it."),
+					 mt_errposition(st->source, c->name->location)));
+		alter_existing(st, relid);
+		return "ALTER MATERIALIZED TABLE";
+	}
+	create_new(st, nspid);
+	return "CREATE MATERIALIZED TABLE";
+}
+
+/* The table's columns as check_options() wants them. */
+static List *
+planned_from_table(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *planned = NIL;
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		PlannedColumn *pc;
+
+		if (att->attisdropped)
+			continue;
+		pc = palloc0(sizeof(PlannedColumn));
+		pc->name = pstrdup(NameStr(att->attname));
+		pc->kind = att->attgenerated ? MT_COLUMN_COMPUTED : MT_COLUMN_PHYSICAL;
+		pc->typid = att->atttypid;
+		pc->typmod = att->atttypmod;
+		planned = lappend(planned, pc);
+	}
+	table_close(rel, AccessShareLock);
+	return planned;
+}
+
+/*
+ * mt_set_options
+ *		New WITH options for an existing table (CREATE OR ALTER).  Storage
+ *		parameters are reset and set again on the table, or on each of its
+ *		leaf partitions.
+ */
+void
+mt_set_options(MtStatement *st, Oid relid, List *options)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	StringInfoData reset;
+	ListCell   *lc;
+	char	   *set = mt_storage_options_sql(options);
+	List	   *leaves;
+	uint64		i;
+
+	check_options(st, options, mt->partition_keys, planned_from_table(relid), mt->refresh_mode);
+
+	initStringInfo(&reset);
+	foreach(lc, mt->options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (mt_is_storage_option(opt->key))
+			appendStringInfo(&reset, "%s%s", reset.len ? ", " : "", quote_identifier(opt->key));
+	}
+
+	SPI_connect();
+	mt_spi_exec(psprintf("SELECT relid FROM pg_catalog.pg_partition_tree(%u::pg_catalog.oid::pg_catalog.regclass) "
+						 "WHERE isleaf", relid), SPI_OK_SELECT);
+	leaves = NIL;
+	for (i = 0; i < SPI_processed; i++)
+		leaves = lappend(leaves, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	mt_internal_depth++;
+	foreach(lc, leaves)
+	{
+		char	   *leaf = lfirst(lc);
+
+		if (reset.len)
+			mt_spi_exec(psprintf("ALTER TABLE %s RESET (%s)", leaf, reset.data), SPI_OK_UTILITY);
+		if (*set)
+			mt_spi_exec(psprintf("ALTER TABLE %s SET %s", leaf, set + strlen(" WITH ")),
+						SPI_OK_UTILITY);
+	}
+	mt_internal_depth--;
+	SPI_finish();
+
+	mt->options = options;
+	mt_catalog_update(mt);
+}

@@ -1,0 +1,173 @@
+/*-------------------------------------------------------------------------
+ *
+ * materialized_table.c
+ *	  Entry point: settings, hooks and background workers are set up here.
+ *
+ * The library must be loaded through shared_preload_libraries: its hooks
+ * guard materialized tables in every backend, and its launcher starts the
+ * per-database workers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_namespace.h"
+#include "commands/extension.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "guards.h"
+#include "launcher.h"
+#include "materialized_table.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+int			mt_freshness_threshold = 30 * 60;
+int			mt_default_freshness_continuous = 3 * 60;
+int			mt_default_freshness_full = 60 * 60;
+int			mt_history_retention = 7 * 24 * 60 * 60;
+
+int			mt_internal_depth = 0;
+
+static void
+define_settings(void)
+{
+	DefineCustomIntVariable("materialized_table.freshness_threshold",
+							"Freshness below which a table without REFRESH_MODE is refreshed continuously.",
+							"At or above it the table is refreshed in FULL mode on a schedule.",
+							&mt_freshness_threshold,
+							30 * 60, 1, 24 * 60 * 60,
+							PGC_USERSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("materialized_table.default_freshness_continuous",
+							"Freshness of a CONTINUOUS table created without FRESHNESS.",
+							NULL,
+							&mt_default_freshness_continuous,
+							3 * 60, 1, 24 * 60 * 60,
+							PGC_USERSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("materialized_table.default_freshness_full",
+							"Freshness of a FULL table created without FRESHNESS.",
+							NULL,
+							&mt_default_freshness_full,
+							60 * 60, 1, 24 * 60 * 60,
+							PGC_USERSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("materialized_table.history_retention",
+							"How long refresh history is kept.",
+							"0 keeps it forever.",
+							&mt_history_retention,
+							7 * 24 * 60 * 60, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("materialized_table");
+}
+
+static void
+mt_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			mt_internal_depth = 0;
+			mt_launcher_at_xact_end(true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			mt_internal_depth = 0;
+			mt_launcher_at_xact_end(false);
+			break;
+		default:
+			break;
+	}
+}
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized_table can only be loaded via shared_preload_libraries"),
+				 errhint("Add materialized_table to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	define_settings();
+	mt_guards_install();
+	mt_launcher_init();
+	RegisterXactCallback(mt_xact_callback, NULL);
+}
+
+/*
+ * mt_errposition
+ *		errposition() for a byte offset into the statement text of execute().
+ *
+ * execute()'s error callback turns it into an internal position into that
+ * text, which psql shows with a cursor under the offending token.
+ */
+int
+mt_errposition(const char *source, int location)
+{
+	if (source == NULL || location < 0)
+		return 0;
+	return errposition(pg_mbstrlen_with_len(source, location) + 1);
+}
+
+Oid
+mt_internal_namespace(void)
+{
+	return get_namespace_oid(MT_INTERNAL_SCHEMA, true);
+}
+
+/*
+ * mt_extension_ready
+ *		Is the extension installed in this database and not being created?
+ *
+ * Hooks run in every database of the cluster; they must pass everything
+ * through untouched where the extension is absent or half-installed.
+ */
+bool
+mt_extension_ready(void)
+{
+	if (!IsTransactionState())
+		return false;
+	if (!OidIsValid(mt_internal_namespace()))
+		return false;
+	if (creating_extension &&
+		CurrentExtensionObject == get_extension_oid(MT_EXTENSION_NAME, true))
+		return false;
+	return true;
+}
+
+Oid
+mt_extension_owner(void)
+{
+	Oid			nsp = mt_internal_namespace();
+	HeapTuple	tup;
+	Oid			owner = BOOTSTRAP_SUPERUSERID;
+
+	/* the extension's script created this schema, as the extension's owner */
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	if (HeapTupleIsValid(tup))
+	{
+		owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+		ReleaseSysCache(tup);
+	}
+	return owner;
+}
+
+void
+mt_internal_reset(void)
+{
+	mt_internal_depth = 0;
+}

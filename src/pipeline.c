@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * pipeline.c
+ *	  Telling a table's refresh pipeline what its commands changed.
+ *
+ * FULL tables have a schedule (scheduler.c); CONTINUOUS tables, and FULL
+ * tables the pg_cron cannot drive, have the database's worker (worker.c),
+ * which is told to look again after the command's transaction commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+
+#include "catalog.h"
+#include "continuous.h"
+#include "launcher.h"
+#include "pipeline.h"
+#include "scheduler.h"
+
+/* Does the database's worker have anything to do for this table? */
+static bool
+needs_worker(MtTable *mt)
+{
+	return mt->refresh_mode == MT_MODE_CONTINUOUS ||
+		(mt->scheduler && strcmp(mt->scheduler, MT_SCHEDULER_WORKER) == 0);
+}
+
+void
+mt_pipeline_table_created(MtTable *mt)
+{
+	if (mt->refresh_mode == MT_MODE_FULL)
+		mt_scheduler_start(mt);
+	else
+	{
+		mt->scheduler = MT_SCHEDULER_WORKER;
+		mt_continuous_table_created(mt);
+	}
+	mt_catalog_update(mt);
+	if (needs_worker(mt))
+		mt_wake_worker_at_commit();
+}
+
+void
+mt_pipeline_table_dropped(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+
+	if (mt == NULL)
+		return;
+	mt_scheduler_stop(mt);
+	if (mt->refresh_mode == MT_MODE_CONTINUOUS)
+		mt_continuous_table_dropped(relid);
+	mt_wake_worker_at_commit();
+}
+
+void
+mt_pipeline_suspend(MtTable *mt)
+{
+	mt->pipeline_options = NIL;
+	mt_scheduler_set_active(mt, false);
+	mt_catalog_update(mt);
+	mt_wake_worker_at_commit();
+}
+
+void
+mt_pipeline_resume(MtTable *mt, List *options)
+{
+	mt->pipeline_options = options;
+	mt_scheduler_set_active(mt, true);
+	mt_catalog_update(mt);
+	mt_wake_worker_at_commit();
+}
+
+/*
+ * The freshness changed, and with it maybe the refresh mode: reschedule,
+ * or move the table between its schedule and the continuous pipeline.
+ */
+void
+mt_pipeline_freshness_changed(MtTable *old_mt, MtTable *mt)
+{
+	if (old_mt->refresh_mode == MT_MODE_CONTINUOUS && mt->refresh_mode == MT_MODE_FULL)
+		mt_continuous_table_dropped(mt->relid);
+	if (mt->refresh_mode == MT_MODE_FULL)
+		mt_scheduler_sync_job(mt);
+	else
+	{
+		mt_scheduler_stop(mt);
+		mt->scheduler = MT_SCHEDULER_WORKER;
+		if (old_mt->refresh_mode == MT_MODE_FULL)
+			mt_continuous_table_created(mt);
+	}
+	mt_catalog_update(mt);
+	mt_wake_worker_at_commit();
+}
+
+void
+mt_pipeline_query_changed(MtTable *mt)
+{
+	if (mt->refresh_mode == MT_MODE_CONTINUOUS)
+		mt_continuous_query_changed(mt);
+	mt_wake_worker_at_commit();
+}
+
+/* Owner, name or schema changed: pg_cron's job follows. */
+void
+mt_pipeline_owner_changed(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+
+	if (mt && mt->refresh_mode == MT_MODE_FULL)
+	{
+		mt_scheduler_sync_job(mt);
+		mt_catalog_update(mt);
+	}
+}
+
+/*
+ * DROP EXTENSION: remove every job now (in the dropping transaction); the
+ * worker finds the extension gone after commit and cleans up after itself.
+ */
+void
+mt_pipeline_extension_dropped(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, mt_catalog_all_relids())
+	{
+		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
+
+		if (mt)
+			mt_scheduler_stop(mt);
+	}
+	mt_wake_worker_at_commit();
+}
+
+void
+mt_pipeline_database_dropped(const char *dbname)
+{
+	Oid			dbid = get_database_oid(dbname, true);
+
+	if (OidIsValid(dbid))
+		mt_stop_database_worker(dbid);
+}

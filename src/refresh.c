@@ -1,0 +1,432 @@
+/*-------------------------------------------------------------------------
+ *
+ * refresh.c
+ *	  The refresh engine.
+ *
+ * A refresh deletes the rows it replaces and inserts the query's result
+ * for them, in one transaction.  The delete is an ordinary DELETE; the
+ * query is an ordinary SELECT from the table's query view, planned so that
+ * it may use parallel workers, and its rows go straight into the table
+ * through table_writer.c.  Readers keep seeing the old rows (MVCC) until
+ * the refresh commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/params.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "commands.h"
+#include "history.h"
+#include "materialized_table.h"
+#include "partitions.h"
+#include "refresh.h"
+#include "table_writer.h"
+
+const char *
+mt_trigger_name(MtRefreshTrigger trigger)
+{
+	switch (trigger)
+	{
+		case MT_TRIGGER_CREATE:
+			return "CREATE";
+		case MT_TRIGGER_MANUAL:
+			return "MANUAL";
+		case MT_TRIGGER_SCHEDULED:
+			return "SCHEDULED";
+		case MT_TRIGGER_CONTINUOUS:
+			return "CONTINUOUS";
+		case MT_TRIGGER_ALTER:
+			return "ALTER";
+		case MT_TRIGGER_CASCADE:
+			return "CASCADE";
+	}
+	return NULL;
+}
+
+/*
+ * mt_check_partition_spec
+ *		Every key of PARTITION (k = 'v', ...) must be a partition column.
+ */
+void
+mt_check_partition_spec(MtTable *mt, List *spec, const char *source)
+{
+	StringInfoData unknown;
+	StringInfoData known;
+	ListCell   *lc;
+	int			location = -1;
+
+	if (mt->partition_keys == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("materialized table \"%s\" is not partitioned", get_rel_name(mt->relid)),
+				 errhint("Refresh the whole table with ALTER MATERIALIZED TABLE ... REFRESH.")));
+
+	initStringInfo(&unknown);
+	initStringInfo(&known);
+	foreach(lc, mt->partition_keys)
+		appendStringInfo(&known, "%s%s", known.len ? ", " : "", strVal(lfirst(lc)));
+	foreach(lc, spec)
+	{
+		MtOption   *opt = lfirst(lc);
+		ListCell   *lc2;
+		bool		found = false;
+
+		foreach(lc2, mt->partition_keys)
+			if (strcmp(strVal(lfirst(lc2)), opt->key) == 0)
+				found = true;
+		if (!found)
+		{
+			appendStringInfo(&unknown, "%s%s", unknown.len ? ", " : "", opt->key);
+			if (location < 0)
+				location = opt->location;
+		}
+		foreach(lc2, spec)
+		{
+			MtOption   *other = lfirst(lc2);
+
+			if (other != opt && strcmp(other->key, opt->key) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("partition column \"%s\" specified more than once", opt->key),
+						 mt_errposition(source, other->location)));
+		}
+	}
+	if (unknown.len)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("partition spec contains unknown partition keys: %s", unknown.data),
+				 errdetail("The partition keys of materialized table \"%s\" are: %s.",
+						   get_rel_name(mt->relid), known.data),
+				 mt_errposition(source, location)));
+}
+
+char *
+mt_partition_spec_text(List *spec)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (spec == NIL)
+		return NULL;
+	initStringInfo(&buf);
+	foreach(lc, spec)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		appendStringInfo(&buf, "%s%s=%s", buf.len ? ", " : "",
+						 quote_identifier(opt->key), quote_literal_cstr(opt->value));
+	}
+	return buf.data;
+}
+
+/* " WHERE alias.k1 = $1::type AND ..." with the filter's types from desc. */
+static char *
+filter_sql(List *filter, const char *alias, TupleDesc desc)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			n = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, filter)
+	{
+		MtOption   *opt = lfirst(lc);
+		int			i;
+		Form_pg_attribute att = NULL;
+
+		for (i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute a = TupleDescAttr(desc, i);
+
+			if (!a->attisdropped && strcmp(NameStr(a->attname), opt->key) == 0)
+				att = a;
+		}
+		if (att == NULL)
+			elog(ERROR, "partition column \"%s\" not found", opt->key);
+		appendStringInfo(&buf, "%s%s%s = $%d::%s",
+						 n ? " AND " : " WHERE ",
+						 alias ? psprintf("%s.", alias) : "",
+						 quote_identifier(opt->key), n + 1,
+						 format_type_with_typemod(att->atttypid, att->atttypmod));
+		n++;
+	}
+	return buf.data;
+}
+
+static ParamListInfo
+filter_params(List *filter, Oid **argtypes, Datum **values)
+{
+	int			n = list_length(filter);
+	ParamListInfo params = makeParamList(n);
+	ListCell   *lc;
+	int			i = 0;
+
+	*argtypes = palloc(sizeof(Oid) * (n + 1));
+	*values = palloc(sizeof(Datum) * (n + 1));
+	foreach(lc, filter)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		(*argtypes)[i] = TEXTOID;
+		(*values)[i] = CStringGetTextDatum(opt->value);
+		params->params[i].value = (*values)[i];
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = TEXTOID;
+		i++;
+	}
+	return params;
+}
+
+/*
+ * The refresh query: the view's columns in the table's column order, cast
+ * to the table's types where they differ, and the values of metadata
+ * columns.
+ */
+static char *
+select_sql(Relation rel, MtTable *mt, Relation view, List *filter)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleDesc	vdesc = RelationGetDescr(view);
+	StringInfoData buf;
+	int			i;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "SELECT ");
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+		char	   *type = format_type_with_typemod(att->atttypid, att->atttypmod);
+		int			j;
+		Form_pg_attribute vatt = NULL;
+
+		if (att->attisdropped || att->attgenerated)
+			continue;
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+
+		if (mt_option_value(mt->metadata_columns, name))
+		{
+			/* the only metadata key: the time of the refresh that wrote the row */
+			appendStringInfo(&buf, "CAST(pg_catalog.now() AS %s)", type);
+			continue;
+		}
+		for (j = 0; j < vdesc->natts; j++)
+		{
+			Form_pg_attribute a = TupleDescAttr(vdesc, j);
+
+			if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+				vatt = a;
+		}
+		if (vatt == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of materialized table \"%s\" is not produced by its query",
+							name, RelationGetRelationName(rel))));
+		if (vatt->atttypid == att->atttypid && vatt->atttypmod == att->atttypmod)
+			appendStringInfo(&buf, "v.%s", quote_identifier(name));
+		else
+			appendStringInfo(&buf, "CAST(v.%s AS %s)", quote_identifier(name), type);
+	}
+	appendStringInfo(&buf, " FROM %s v%s",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
+												RelationGetRelationName(view)),
+					 filter_sql(filter, "v", vdesc));
+	return buf.data;
+}
+
+/*
+ * 'sink.parallelism' (a table option, or a RESUME option of the running
+ * pipeline) is the number of processes that compute the refresh query: the
+ * leader and n - 1 parallel workers.  Set within the caller's GUC nest level.
+ */
+static void
+mt_apply_refresh_options(MtTable *mt)
+{
+	char	   *value = mt_option_value(mt->pipeline_options, "sink.parallelism");
+
+	if (value == NULL)
+		value = mt_option_value(mt->options, "sink.parallelism");
+	if (value)
+		(void) set_config_option("max_parallel_workers_per_gather",
+								 psprintf("%d", Max(atoi(value) - 1, 0)),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+}
+
+/* Are all partition levels of the table named by the filter? */
+static List *
+filter_partition_values(MtTable *mt, List *filter)
+{
+	List	   *values = NIL;
+	ListCell   *lc;
+
+	foreach(lc, mt->partition_keys)
+	{
+		char	   *v = mt_option_value(filter, strVal(lfirst(lc)));
+
+		if (v == NULL)
+			return NIL;
+		values = lappend(values, v);
+	}
+	return values;
+}
+
+/*
+ * mt_refresh_rows
+ *		Replace rows of an MT with its query's result; see refresh.h.
+ */
+uint64
+mt_refresh_rows(Oid relid, List *filter)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	Relation	rel;
+	Relation	view;
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+	Oid		   *argtypes;
+	Datum	   *values;
+	ParamListInfo params;
+	SPIPlanPtr	plan;
+	SPIExecuteOptions options;
+	MtWriter   *writer;
+	List	   *partition_values;
+	char	   *delete_sql;
+	char	   *where_sql;
+	char	   *select_query;
+	MtWriterCounts counts;
+	uint64		deleted = 0;
+	int			rc;
+
+	/*
+	 * Build the statements, then let go of the relations (keeping the
+	 * lock): creating a partition attaches it, which PostgreSQL refuses
+	 * for a table this session still has open.
+	 */
+	rel = table_open(relid, MT_REFRESH_LOCKMODE);
+	view = table_open(mt->query_view, AccessShareLock);
+	owner = rel->rd_rel->relowner;
+	where_sql = filter_sql(filter, NULL, RelationGetDescr(rel));
+	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
+	select_query = select_sql(rel, mt, view, filter);
+	table_close(view, NoLock);
+	table_close(rel, NoLock);
+
+	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+	mt_apply_refresh_options(mt);
+
+	/* rows are written while the query may run in parallel mode */
+	(void) GetCurrentTransactionId();
+	params = filter_params(filter, &argtypes, &values);
+
+	SPI_connect();
+
+	/*
+	 * The guards let the engine's own statements through while
+	 * mt_internal_depth > 0; after an error, whoever catches it (the end
+	 * of the transaction, or mt_refresh) puts it back.
+	 */
+	partition_values = filter_partition_values(mt, filter);
+	mt_internal_depth++;
+	if (partition_values != NIL)
+		mt_partition_create(relid, mt, partition_values);
+	writer = mt_writer_begin(relid, mt, where_sql, list_length(filter), argtypes, values);
+	if (!mt_writer_diffs(writer))
+	{
+		rc = SPI_execute_with_args(delete_sql, list_length(filter), argtypes, values,
+								   NULL, false, 0);
+		if (rc != SPI_OK_DELETE)
+			elog(ERROR, "could not delete the old rows of \"%s\"", get_rel_name(relid));
+		deleted = SPI_processed;
+	}
+	mt_internal_depth--;
+
+	plan = SPI_prepare_cursor(select_query, list_length(filter), argtypes, CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the refresh query of \"%s\": %s",
+			 get_rel_name(relid), SPI_result_code_string(SPI_result));
+
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.read_only = false;
+	options.dest = mt_writer_receiver(writer);
+	rc = SPI_execute_plan_extended(plan, &options);
+	/* SPI reports a SELECT whose rows went elsewhere as a utility */
+	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+		elog(ERROR, "could not run the refresh query of \"%s\"", get_rel_name(relid));
+	mt_internal_depth++;
+	counts = mt_writer_finish(writer);
+	mt_internal_depth--;
+
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+	return counts.inserted + counts.deleted + deleted;
+}
+
+/*
+ * mt_refresh
+ *		A refresh as users and schedulers ask for it: recorded in the
+ *		refresh history and in the table's last_refresh_time.  It runs in a
+ *		subtransaction so that a failure can be recorded, with its error,
+ *		before the error goes on to the caller.
+ */
+uint64
+mt_refresh(Oid relid, List *filter, MtRefreshTrigger trigger)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	TimestampTz started = GetCurrentTimestamp();
+	int			internal_depth = mt_internal_depth;
+	MtHistoryRun *run;
+	uint64		rows = 0;
+
+	run = mt_history_start(relid, mt_trigger_name(trigger),
+						   mt_partition_spec_text(filter), started,
+						   trigger != MT_TRIGGER_CREATE);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		rows = mt_refresh_rows(relid, filter);
+		mt_catalog_set_last_refresh(relid, started);
+		mt_history_succeeded(run, rows);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		mt_internal_depth = internal_depth;
+
+		mt_history_failed(run, edata->message);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return rows;
+}

@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * scheduler.c
+ *	  FULL refresh mode: pg_cron jobs and scheduled refreshes.
+ *
+ * Schedules come from freshness (freshness.c): N MINUTE is '*\/N * * * *',
+ * N HOUR '0 *\/N * * *', 1 DAY '0 0 * * *'.  pg_cron reads them in GMT, so
+ * trigger times are aligned to the epoch in UTC; the per-database worker
+ * uses the same alignment for the tables it drives (sub-minute freshness,
+ * or databases without pg_cron).
+ *
+ * pg_cron's jobs are rows in cron.job: creating, changing and removing
+ * them happens in the caller's transaction and is undone by its ROLLBACK.
+ * They are managed with the rights of the extension's owner (pg_cron lets
+ * only a superuser create a job for another role) and run as the table's
+ * owner.
+ *
+ * A scheduled run computes its schedule time, trigger time minus
+ * freshness, formats it with each 'partition.fields.<col>.date-formatter'
+ * to name the partition it refreshes (or refreshes the whole table when
+ * there is none), and skips -- recording SKIPPED -- when another refresh of
+ * the table is still running, so runs never overlap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "commands.h"
+#include "date_format.h"
+#include "freshness.h"
+#include "history.h"
+#include "materialized_table.h"
+#include "refresh.h"
+#include "scheduler.h"
+
+PG_FUNCTION_INFO_V1(mt_scheduled_refresh_sql);
+
+#define DATE_FORMATTER_PREFIX "partition.fields."
+#define DATE_FORMATTER_SUFFIX ".date-formatter"
+
+bool
+mt_pg_cron_available(void)
+{
+	return OidIsValid(get_extension_oid("pg_cron", true));
+}
+
+/* Run SQL on pg_cron's tables with the extension owner's rights. */
+static Datum
+cron_call(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
+		  bool *isnull)
+{
+	Oid			save_userid;
+	int			save_sec;
+	Datum		result = (Datum) 0;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0) < 0)
+		elog(ERROR, "pg_cron call failed: %s", sql);
+	*isnull = true;
+	if (SPI_processed == 1 && SPI_tuptable)
+		result = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+												 1, isnull), true, 8);
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	return result;
+}
+
+/* The job's name: which table it refreshes, for people reading cron.job. */
+static char *
+job_name(Oid relid)
+{
+	char	   *name = psprintf("materialized_table refresh %s", mt_qualified_name(relid));
+	int			len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1);
+
+	return pnstrdup(name, len);
+}
+
+static char *
+job_command(Oid relid)
+{
+	return psprintf("SELECT materialized_table.scheduled_refresh(%u::pg_catalog.oid::pg_catalog.regclass)",
+					relid);
+}
+
+static char *
+owner_name(Oid relid)
+{
+	return GetUserNameFromId(mt_table_owner(relid), false);
+}
+
+/*
+ * mt_scheduler_start
+ *		Give a FULL table its schedule; sets mt->scheduler and
+ *		mt->cron_jobid (the caller stores them).
+ */
+void
+mt_scheduler_start(MtTable *mt)
+{
+	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
+
+	mt->cron_jobid = 0;
+	if (schedule == NULL || !mt_pg_cron_available())
+	{
+		/* the database's worker drives it (see worker.c) */
+		mt->scheduler = MT_SCHEDULER_WORKER;
+		return;
+	}
+	{
+		Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+		Datum		values[5];
+		bool		isnull;
+
+		values[0] = CStringGetTextDatum(job_name(mt->relid));
+		values[1] = CStringGetTextDatum(schedule);
+		values[2] = CStringGetTextDatum(job_command(mt->relid));
+		values[3] = CStringGetTextDatum(owner_name(mt->relid));
+		values[4] = BoolGetDatum(mt->status != MT_STATUS_SUSPENDED);
+		mt->cron_jobid = DatumGetInt64(cron_call("SELECT cron.schedule_in_database($1, $2, $3, "
+												 "pg_catalog.current_database(), $4, $5)",
+												 5, types, values, NULL, &isnull));
+		mt->scheduler = MT_SCHEDULER_PG_CRON;
+	}
+}
+
+/* Is the table's job still there (pg_cron may have been dropped since)? */
+static bool
+job_exists(MtTable *mt)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+	bool		isnull;
+
+	if (mt->cron_jobid == 0 || !mt_pg_cron_available())
+		return false;
+	values[0] = Int64GetDatum(mt->cron_jobid);
+	return DatumGetBool(cron_call("SELECT EXISTS (SELECT FROM cron.job WHERE jobid = $1)",
+								  1, types, values, NULL, &isnull));
+}
+
+void
+mt_scheduler_stop(MtTable *mt)
+{
+	if (job_exists(mt))
+	{
+		Oid			types[1] = {INT8OID};
+		Datum		values[1];
+		bool		isnull;
+
+		values[0] = Int64GetDatum(mt->cron_jobid);
+		(void) cron_call("SELECT cron.unschedule($1)", 1, types, values, NULL, &isnull);
+	}
+	mt->cron_jobid = 0;
+	mt->scheduler = NULL;
+}
+
+void
+mt_scheduler_set_active(MtTable *mt, bool active)
+{
+	if (job_exists(mt))
+	{
+		Oid			types[2] = {INT8OID, BOOLOID};
+		Datum		values[2];
+		bool		isnull;
+
+		values[0] = Int64GetDatum(mt->cron_jobid);
+		values[1] = BoolGetDatum(active);
+		(void) cron_call("SELECT cron.alter_job(job_id := $1, active := $2)",
+						 2, types, values, NULL, &isnull);
+	}
+}
+
+/*
+ * mt_scheduler_sync_job
+ *		After a change of freshness, name, schema or owner: make the job
+ *		match, or move the table between pg_cron and the worker.
+ */
+void
+mt_scheduler_sync_job(MtTable *mt)
+{
+	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
+
+	if (mt->refresh_mode != MT_MODE_FULL)
+	{
+		mt_scheduler_stop(mt);
+		return;
+	}
+	if (schedule == NULL || !mt_pg_cron_available() || !job_exists(mt))
+	{
+		mt_scheduler_stop(mt);
+		mt_scheduler_start(mt);
+		return;
+	}
+	{
+		Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+		Datum		values[5];
+		bool		isnull;
+
+		values[0] = Int64GetDatum(mt->cron_jobid);
+		values[1] = CStringGetTextDatum(schedule);
+		values[2] = CStringGetTextDatum(owner_name(mt->relid));
+		values[3] = CStringGetTextDatum(job_name(mt->relid));
+		values[4] = BoolGetDatum(mt->status != MT_STATUS_SUSPENDED);
+		(void) cron_call("SELECT cron.alter_job(job_id := $1, schedule := $2, username := $3, "
+						 "active := $5)",
+						 5, types, values, NULL, &isnull);
+		(void) cron_call("UPDATE cron.job SET jobname = $4 WHERE jobid = $1 RETURNING jobid",
+						 5, types, values, NULL, &isnull);
+	}
+}
+
+/* The latest schedule boundary at or before t (epoch-aligned, as pg_cron's GMT). */
+TimestampTz
+mt_schedule_floor(MtTable *mt, TimestampTz t)
+{
+	int64		step = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	int64		since_epoch = t - SetEpochTimestamp();
+	int64		floored = since_epoch - (since_epoch % step + step) % step;
+
+	return SetEpochTimestamp() + floored;
+}
+
+static bool
+is_date_formatter(const char *key, char **column)
+{
+	size_t		len = strlen(key);
+	size_t		plen = strlen(DATE_FORMATTER_PREFIX);
+	size_t		slen = strlen(DATE_FORMATTER_SUFFIX);
+
+	if (len <= plen + slen || strncmp(key, DATE_FORMATTER_PREFIX, plen) != 0 ||
+		strcmp(key + len - slen, DATE_FORMATTER_SUFFIX) != 0)
+		return false;
+	*column = pnstrdup(key + plen, len - plen - slen);
+	return true;
+}
+
+/*
+ * mt_scheduled_refresh
+ *		One scheduled run of a FULL table.
+ */
+void
+mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+	TimestampTz schedule_time;
+	List	   *filter = NIL;
+	ListCell   *lc;
+
+	if (mt == NULL)
+	{
+		/* a run that outlived its table does nothing */
+		ereport(NOTICE,
+				(errmsg("relation with OID %u is no longer a materialized table, skipping", relid)));
+		return;
+	}
+	mt_check_owner(relid);
+	if (mt->status == MT_STATUS_SUSPENDED && from_worker)
+		return;
+
+	/*
+	 * A refresh of this table is still running (the previous run, or a
+	 * manual one): this run is not doubled.
+	 */
+	if (!ConditionalLockRelationOid(relid, MT_REFRESH_LOCKMODE))
+	{
+		mt_history_note(relid, mt_trigger_name(MT_TRIGGER_SCHEDULED), NULL, "SKIPPED",
+						"another refresh of the table was still running", true);
+		return;
+	}
+
+	schedule_time = trigger_time -
+		mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	foreach(lc, mt->options)
+	{
+		MtOption   *opt = lfirst(lc);
+		char	   *column;
+
+		if (is_date_formatter(opt->key, &column))
+		{
+			MtOption   *f = palloc0(sizeof(MtOption));
+
+			f->key = column;
+			f->value = mt_date_format(opt->value, schedule_time);
+			filter = lappend(filter, f);
+		}
+	}
+	(void) mt_refresh(relid, filter, MT_TRIGGER_SCHEDULED);
+}
+
+/*
+ * materialized_table.scheduled_refresh(table regclass, trigger_time timestamptz)
+ *
+ * What a table's job runs.  Without a trigger time, the latest schedule
+ * boundary at or before now is used; tests pass any time they like.
+ */
+Datum
+mt_scheduled_refresh_sql(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	MtTable    *mt;
+	TimestampTz trigger_time;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("table must not be null")));
+	relid = PG_GETARG_OID(0);
+
+	if (PG_ARGISNULL(1))
+	{
+		mt = mt_catalog_lookup(relid, true);
+		trigger_time = mt ? mt_schedule_floor(mt, GetCurrentTransactionStartTimestamp()) :
+			GetCurrentTransactionStartTimestamp();
+	}
+	else
+		trigger_time = PG_GETARG_TIMESTAMPTZ(1);
+	mt_scheduled_refresh(relid, trigger_time, false);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * show_create.c
+ *	  materialized_table.show_create(regclass): the Flink statement that
+ *	  recreates a materialized table as it is now.
+ *
+ * Everything comes from where it lives now -- columns, types, comments and
+ * the primary key from PostgreSQL's catalogs, the query from its view
+ * (deparsed, so renamed sources show their new names), the rest from the
+ * extension's catalog -- so the statement stays true after renames and
+ * ALTERs.  Identifiers are double-quoted where needed; execute() accepts
+ * that as well as Flink's backticks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "catalog/dependency.h"
+#include "utils/memutils.h"
+#include "access/table.h"
+#include "catalog/pg_attrdef.h"
+#include "commands/comment.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "catalog.h"
+#include "commands.h"
+#include "freshness.h"
+#include "materialized_table.h"
+
+PG_FUNCTION_INFO_V1(mt_show_create);
+
+static void
+append_string_literal(StringInfo buf, const char *s)
+{
+	appendStringInfoString(buf, quote_literal_cstr(s));
+}
+
+static char *
+generation_expression(Oid relid, AttrNumber attnum)
+{
+	Oid			types[2] = {OIDOID, INT2OID};
+	Datum		values[2] = {ObjectIdGetDatum(relid), Int16GetDatum(attnum)};
+	char	   *expr = NULL;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_get_expr(adbin, adrelid) FROM pg_catalog.pg_attrdef "
+							  "WHERE adrelid = $1 AND adnum = $2",
+							  2, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		expr = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (expr)
+		expr = MemoryContextStrdup(TopTransactionContext, expr);
+	SPI_finish();
+	return expr;
+}
+
+/* The primary key: constraint name and columns, or NULL. */
+static List *
+primary_key(Relation rel, char **name)
+{
+	Oid			index = RelationGetPrimaryKeyIndex(rel);
+	Relation	irel;
+	List	   *cols = NIL;
+	int			i;
+
+	*name = NULL;
+	if (!OidIsValid(index))
+		return NIL;
+	*name = get_constraint_name(get_index_constraint(index));
+	irel = index_open(index, AccessShareLock);
+	for (i = 0; i < irel->rd_index->indnkeyatts; i++)
+		cols = lappend(cols, get_attname(RelationGetRelid(rel),
+										 irel->rd_index->indkey.values[i], false));
+	index_close(irel, AccessShareLock);
+	return cols;
+}
+
+static void
+append_name_list(StringInfo buf, List *names, bool strings)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		const char *name = strings ? strVal(lfirst(lc)) : (const char *) lfirst(lc);
+
+		if (lc != list_head(names))
+			appendStringInfoString(buf, ", ");
+		appendStringInfoString(buf, quote_identifier(name));
+	}
+}
+
+Datum
+mt_show_create(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	StringInfoData buf;
+	StringInfoData elements;
+	char	   *pk_name;
+	List	   *pk = primary_key(rel, &pk_name);
+	char	   *comment;
+	char	   *query;
+	int			i;
+
+	initStringInfo(&buf);
+	initStringInfo(&elements);
+	appendStringInfo(&buf, "CREATE MATERIALIZED TABLE %s", mt_qualified_name(relid));
+
+	/* columns: all of them if a list was declared, else only what the query does not give */
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+		char	   *metadata = mt_option_value(mt->metadata_columns, name);
+		char	   *col_comment = GetComment(relid, RelationRelationId, att->attnum);
+
+		if (att->attisdropped)
+			continue;
+		if (!mt->declared_columns && !att->attgenerated && metadata == NULL)
+			continue;
+		appendStringInfo(&elements, "%s\n    %s", elements.len ? "," : "", quote_identifier(name));
+		if (att->attgenerated)
+			appendStringInfo(&elements, " AS %s", generation_expression(relid, att->attnum));
+		else
+		{
+			appendStringInfo(&elements, " %s", format_type_with_typemod(att->atttypid, att->atttypmod));
+			if (metadata)
+			{
+				appendStringInfoString(&elements, " METADATA");
+				if (strcmp(metadata, name) != 0)
+				{
+					appendStringInfoString(&elements, " FROM ");
+					append_string_literal(&elements, metadata);
+				}
+			}
+		}
+		if (col_comment)
+		{
+			appendStringInfoString(&elements, " COMMENT ");
+			append_string_literal(&elements, col_comment);
+		}
+	}
+	if (pk)
+	{
+		appendStringInfo(&elements, "%s\n    ", elements.len ? "," : "");
+		if (pk_name)
+			appendStringInfo(&elements, "CONSTRAINT %s ", quote_identifier(pk_name));
+		appendStringInfoString(&elements, "PRIMARY KEY (");
+		append_name_list(&elements, pk, false);
+		appendStringInfoString(&elements, ") NOT ENFORCED");
+	}
+	if (mt->watermark_column)
+		appendStringInfo(&elements, "%s\n    WATERMARK FOR %s AS %s", elements.len ? "," : "",
+						 quote_identifier(mt->watermark_column), mt->watermark_expression);
+	if (elements.len)
+		appendStringInfo(&buf, " (%s\n)", elements.data);
+
+	comment = GetComment(relid, RelationRelationId, 0);
+	if (comment)
+	{
+		appendStringInfoString(&buf, "\nCOMMENT ");
+		append_string_literal(&buf, comment);
+	}
+	if (mt->distribution)
+	{
+		appendStringInfo(&buf, "\nDISTRIBUTED BY %s (",
+						 mt->distribution->kind == MT_DISTRIBUTION_RANGE ? "RANGE" : "HASH");
+		append_name_list(&buf, mt->distribution->columns, true);
+		appendStringInfo(&buf, ") INTO %d BUCKETS", mt->distribution->buckets);
+	}
+	if (mt->partition_keys)
+	{
+		appendStringInfoString(&buf, "\nPARTITIONED BY (");
+		append_name_list(&buf, mt->partition_keys, true);
+		appendStringInfoChar(&buf, ')');
+	}
+	if (mt->options)
+	{
+		ListCell   *lc;
+
+		appendStringInfoString(&buf, "\nWITH (");
+		foreach(lc, mt->options)
+		{
+			MtOption   *opt = lfirst(lc);
+
+			if (lc != list_head(mt->options))
+				appendStringInfoString(&buf, ", ");
+			append_string_literal(&buf, opt->key);
+			appendStringInfoString(&buf, " = ");
+			append_string_literal(&buf, opt->value);
+		}
+		appendStringInfoChar(&buf, ')');
+	}
+	appendStringInfo(&buf, "\nFRESHNESS = %s\nREFRESH_MODE = %s\nAS",
+					 mt_freshness_text(mt->freshness_value, mt->freshness_unit),
+					 mt_mode_name(mt->refresh_mode));
+
+	query = TextDatumGetCString(DirectFunctionCall2(pg_get_viewdef_ext,
+													ObjectIdGetDatum(mt->query_view),
+													BoolGetDatum(true)));
+	/* pg_get_viewdef ends the query with a semicolon */
+	i = strlen(query);
+	while (i > 0 && (query[i - 1] == ';' || query[i - 1] == '\n' || query[i - 1] == ' '))
+		query[--i] = '\0';
+	appendStringInfo(&buf, "%s%s", query[0] == ' ' ? "" : " ", query);
+
+	table_close(rel, AccessShareLock);
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}

@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The per-database worker: FULL schedules pg_cron cannot drive, and the
+ *	  continuous pipeline.
+ *
+ * Started by the launcher.  Each turn of its loop it reads the catalog if
+ * a backend asked it to (or every few seconds), runs the scheduled
+ * refreshes that are due -- each in its own transaction, so one failing
+ * table does not stop the others -- runs a cycle of the continuous
+ * pipeline, and sleeps on its latch until the next thing is due.  It
+ * exits, and is not restarted, when its database has nothing for it.
+ * What it is doing shows in pg_stat_activity.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "catalog.h"
+#include "continuous.h"
+#include "freshness.h"
+#include "launcher.h"
+#include "materialized_table.h"
+#include "scheduler.h"
+
+PGDLLEXPORT void mt_worker_main(Datum arg);
+
+#define RELOAD_INTERVAL_MS	10000
+
+/* A FULL table this worker schedules. */
+typedef struct ScheduledTable
+{
+	Oid			relid;
+	int64		step;			/* freshness in microseconds */
+	TimestampTz next_run;
+} ScheduledTable;
+
+static MemoryContext worker_context;
+static List *scheduled = NIL;	/* ScheduledTable, in worker_context */
+static List *continuous = NIL;	/* MtTable, in worker_context */
+
+/* Read which tables this worker serves; false if the extension is gone. */
+static bool
+load_tables(void)
+{
+	List	   *old_scheduled = scheduled;
+	List	   *relids;
+	ListCell   *lc;
+	bool		installed;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	installed = mt_extension_ready();
+	relids = installed ? mt_catalog_all_relids() : NIL;
+
+	MemoryContextSwitchTo(worker_context);
+	scheduled = NIL;
+	continuous = NIL;
+	foreach(lc, relids)
+	{
+		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
+
+		if (mt == NULL)
+			continue;
+		if (mt->refresh_mode == MT_MODE_CONTINUOUS)
+			continuous = lappend(continuous, mt);
+		else if (mt->scheduler && strcmp(mt->scheduler, MT_SCHEDULER_WORKER) == 0 &&
+				 mt->status == MT_STATUS_ACTIVATED)
+		{
+			ScheduledTable *t = palloc0(sizeof(ScheduledTable));
+			ListCell   *lc2;
+
+			t->relid = mt->relid;
+			t->step = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+			t->next_run = mt_schedule_floor(mt, now) + t->step;
+			/* keep the schedule of a table we already served */
+			foreach(lc2, old_scheduled)
+			{
+				ScheduledTable *old = lfirst(lc2);
+
+				if (old->relid == t->relid && old->step == t->step)
+					t->next_run = old->next_run;
+			}
+			scheduled = lappend(scheduled, t);
+		}
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(worker_context);
+	return installed;
+}
+
+/* One scheduled refresh, in a transaction of its own. */
+static void
+run_scheduled(ScheduledTable *t, TimestampTz trigger_time)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("materialized_table: scheduled refresh of %u", t->relid));
+	PG_TRY();
+	{
+		mt_scheduled_refresh(t->relid, trigger_time, true);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		/* the refresh recorded its failure; the next run tries again */
+		MemoryContextSwitchTo(oldcontext);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcontext);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* Run what is due; return milliseconds until the next run. */
+static long
+run_due_schedules(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long		wait = RELOAD_INTERVAL_MS;
+	ListCell   *lc;
+
+	foreach(lc, scheduled)
+	{
+		ScheduledTable *t = lfirst(lc);
+
+		if (t->next_run <= now)
+		{
+			TimestampTz trigger_time = t->next_run;
+
+			run_scheduled(t, trigger_time);
+			now = GetCurrentTimestamp();
+			/* a run that took longer than the period skips the missed ones */
+			t->next_run = trigger_time + t->step;
+			while (t->next_run <= now)
+				t->next_run += t->step;
+		}
+		wait = Min(wait, TimestampDifferenceMilliseconds(now, t->next_run));
+	}
+	return wait;
+}
+
+void
+mt_worker_main(Datum arg)
+{
+	Oid			dbid = DatumGetObjectId(arg);
+	uint32		generation = 0;
+	TimestampTz last_load = 0;
+	bool		installed;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	mt_worker_attach(dbid);
+	pgstat_report_appname("materialized_table worker");
+
+	worker_context = AllocSetContextCreate(TopMemoryContext, "materialized_table worker",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(worker_context);
+	installed = load_tables();
+	generation = mt_worker_generation(dbid);
+	last_load = GetCurrentTimestamp();
+	mt_continuous_worker_start(continuous);
+
+	for (;;)
+	{
+		long		wait;
+		uint32		current;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		current = mt_worker_generation(dbid);
+		if (current != generation ||
+			TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
+		{
+			generation = current;
+			installed = load_tables();
+			last_load = GetCurrentTimestamp();
+			mt_continuous_worker_tables_changed(continuous);
+		}
+		if (scheduled == NIL && continuous == NIL)
+			break;
+
+		wait = run_due_schedules();
+		wait = Min(wait, mt_continuous_worker_cycle());
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(wait, 1), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+
+	/* nothing left to do here: leave no slot or origin behind */
+	mt_continuous_worker_stop(!installed || continuous == NIL);
+	mt_worker_detach(true);
+	proc_exit(0);
+}
