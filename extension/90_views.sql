@@ -13,7 +13,14 @@ SELECT t.relid AS table_name,
             pg_catalog.date_bin(materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit),
                                 pg_catalog.now(), 'epoch'::pg_catalog.timestamptz)
             + materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit)
-       END AS next_refresh_time
-  FROM materialized_table_internal.mt_table t;
+       END AS next_refresh_time,
+       CASE WHEN t.refresh_mode = 'CONTINUOUS' AND c.strategy IN ('KEYS', 'DELTAS')
+            THEN 'INCREMENTAL' ELSE 'FULL_RECOMPUTE'
+       END AS maintenance,
+       CASE WHEN t.refresh_mode = 'CONTINUOUS' THEN c.reason
+            ELSE 'recomputed on a schedule'
+       END AS maintenance_detail
+  FROM materialized_table_internal.mt_table t
+  LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid;
 
 GRANT SELECT ON materialized_table.materialized_tables TO PUBLIC;

@@ -35,14 +35,51 @@ typedef enum MtRefreshTrigger
 extern const char *mt_trigger_name(MtRefreshTrigger trigger);
 
 /*
- * Replace the whole content (filter NIL) or the rows whose partition
- * columns equal the given values (filter: MtOption column = text value).
- * Returns the number of rows written (inserted plus deleted).
+ * Which rows a refresh replaces: those matching any family; a family
+ * matches when each of its columns holds one of the column's values (text,
+ * cast to the column's type) or, with has_null, is NULL.  No family: all
+ * rows.  A partition spec is one family of single values; the continuous
+ * pipeline's changed keys are one family per source.
  */
-extern uint64 mt_refresh_rows(Oid relid, List *filter);
+typedef struct MtFilterColumn
+{
+	char	   *name;
+	List	   *values;			/* char *, distinct, not NULL */
+	bool		has_null;
+} MtFilterColumn;
 
-/* mt_refresh_rows() recorded in refresh_history, with its failure kept */
-extern uint64 mt_refresh(Oid relid, List *filter, MtRefreshTrigger trigger);
+typedef struct MtFilterFamily
+{
+	List	   *columns;		/* MtFilterColumn */
+} MtFilterFamily;
+
+typedef struct MtRefreshRequest
+{
+	Oid			relid;
+	List	   *filter;			/* MtFilterFamily; NIL for the whole table */
+	Oid			source_view;	/* where rows come from; InvalidOid: the
+								 * table's query view */
+	bool		use_snapshot;	/* read with the caller's active snapshot */
+} MtRefreshRequest;
+
+typedef struct MtRefreshCounts
+{
+	uint64		inserted;
+	uint64		deleted;
+	uint64		unchanged;
+} MtRefreshCounts;
+
+extern MtRefreshCounts mt_refresh_rows(MtRefreshRequest *req);
+
+/*
+ * Replace the whole content (spec NIL) or the rows of one partition
+ * (spec: MtOption column = text value), recorded in refresh_history with
+ * its failure kept.  Returns the number of rows written (inserted plus
+ * deleted).
+ */
+extern uint64 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger);
+
+extern List *mt_filter_from_spec(List *spec);
 
 /* check a PARTITION (k = 'v', ...) spec against the table's partition keys */
 extern void mt_check_partition_spec(MtTable *mt, List *spec, const char *source);

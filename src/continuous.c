@@ -1,11 +1,207 @@
-/* TODO(issue 4): placeholder so the foundation builds; replaced by the real pipeline. */
+/*-------------------------------------------------------------------------
+ *
+ * continuous.c
+ *	  CONTINUOUS refresh mode, the side of the commands.
+ *
+ * Creating a CONTINUOUS table decides its strategy, prepares what the
+ * strategy needs (REPLICA IDENTITY FULL on the sources whose old rows it
+ * reads, the hidden state of DELTAS tables) and records it in
+ * continuous_state as not yet taken up ("synced" false): when the worker
+ * takes it up, it recomputes the table once from a snapshot of its own, so
+ * that no change committed between this CREATE and then is missed (the
+ * worker may well decode such changes before it knows the table).  Those
+ * changes are the reason why the pick-up is a recompute and not a
+ * continuation: see continuous_worker.c.
+ *
+ *-------------------------------------------------------------------------
+ */
 #include "postgres.h"
-#include "continuous.h"
 
-void mt_continuous_table_created(MtTable *mt) {}
-void mt_continuous_table_dropped(Oid relid) {}
-void mt_continuous_query_changed(MtTable *mt) {}
-void mt_continuous_worker_start(List *tables) {}
-void mt_continuous_worker_tables_changed(List *tables) {}
-long mt_continuous_worker_cycle(void) { return 1000; }
-void mt_continuous_worker_stop(bool drop_slot) {}
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/varlena.h"
+
+#include "catalog.h"
+#include "commands.h"
+#include "continuous.h"
+#include "continuous_analysis.h"
+#include "continuous_deltas.h"
+#include "decoder.h"
+#include "materialized_table.h"
+#include "refresh.h"
+
+/* Logical decoding with our plugin must be possible here. */
+static void
+check_decoding_prerequisites(void)
+{
+	const char *allowed;
+
+	if (wal_level < WAL_LEVEL_LOGICAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("CONTINUOUS refresh mode requires wal_level = logical"),
+				 errdetail("CONTINUOUS tables follow their sources through logical decoding."),
+				 errhint("Set wal_level = logical in postgresql.conf and restart the server, or use REFRESH_MODE = FULL.")));
+
+	/* PostgreSQL 15.19 and later list the allowed output plugins */
+	allowed = GetConfigOption("output_plugin_libraries", true, false);
+	if (allowed != NULL)
+	{
+		char	   *copy = pstrdup(allowed);
+		List	   *names;
+		ListCell   *lc;
+		bool		found = false;
+
+		if (!SplitIdentifierString(copy, ',', &names))
+			names = NIL;
+		foreach(lc, names)
+			if (strcmp(lfirst(lc), MT_OUTPUT_PLUGIN) == 0)
+				found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("logical decoding output plugin \"%s\" is not allowed on this server",
+							MT_OUTPUT_PLUGIN),
+					 errdetail("CONTINUOUS tables follow their sources through logical decoding with the extension's output plugin."),
+					 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
+							 MT_OUTPUT_PLUGIN)));
+	}
+}
+
+/*
+ * Old rows must be decoded whole to know which keys a row left, or what
+ * to subtract: sources read for keys or deltas need REPLICA IDENTITY FULL.
+ */
+static void
+ensure_replica_identity(MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		List	   *leaves = NIL;
+		ListCell   *ll;
+		uint64		i;
+
+		if (use->full)
+			continue;
+		SPI_connect();
+		mt_spi_exec(psprintf("SELECT c.oid FROM pg_catalog.pg_partition_tree(%u::pg_catalog.oid::pg_catalog.regclass) t "
+							 "JOIN pg_catalog.pg_class c ON c.oid = t.relid "
+							 "WHERE t.isleaf AND c.relreplident <> 'f'", use->relid),
+					SPI_OK_SELECT);
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+
+			leaves = lappend_oid(leaves,
+								 DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																SPI_tuptable->tupdesc, 1, &isnull)));
+		}
+		foreach(ll, leaves)
+		{
+			Oid			leaf = lfirst_oid(ll);
+
+			if (!pg_class_ownercheck(leaf, GetUserId()))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("table \"%s\" needs REPLICA IDENTITY FULL to be followed continuously",
+								get_rel_name(leaf)),
+						 errdetail("Without it, the old values of updated and deleted rows are not decoded."),
+						 errhint("Ask the owner of \"%s\" to run ALTER TABLE %s REPLICA IDENTITY FULL, or use REFRESH_MODE = FULL.",
+								 get_rel_name(leaf), mt_qualified_name(leaf))));
+			mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
+						SPI_OK_UTILITY);
+			ereport(NOTICE,
+					(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
+					 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
+		}
+		SPI_finish();
+	}
+}
+
+static void
+state_insert(Oid relid, MtAnalysis *a)
+{
+	Oid			types[4] = {OIDOID, TEXTOID, TEXTOID, BOOLOID};
+	Datum		values[4];
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(mt_strategy_name(a->strategy));
+	values[2] = CStringGetTextDatum(a->reason);
+	values[3] = BoolGetDatum(a->poll);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO materialized_table_internal.continuous_state "
+							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
+							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+}
+
+/* Forget the pipeline's rows of a table (state, kept keys and adjustments). */
+static void
+state_delete(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not forget the continuous pipeline of a table");
+	SPI_finish();
+}
+
+static void
+start_pipeline(MtTable *mt)
+{
+	MtAnalysis *a;
+
+	check_decoding_prerequisites();
+	a = mt_analyze_query_view(mt->query_view);
+	ensure_replica_identity(a);
+	state_insert(mt->relid, a);
+	if (a->strategy == MT_STRATEGY_DELTAS)
+		mt_deltas_create_objects(mt->relid, a);
+}
+
+void
+mt_continuous_table_created(MtTable *mt)
+{
+	start_pipeline(mt);
+}
+
+void
+mt_continuous_table_dropped(Oid relid)
+{
+	mt_deltas_drop_objects(relid);
+	state_delete(relid);
+}
+
+/*
+ * mt_continuous_query_changed
+ *		ALTER ... AS on a CONTINUOUS table: the new query's pipeline replaces
+ *		the old one and the table is recomputed, all in this transaction:
+ *		readers see the old content until it commits and the new content
+ *		after, never a mix or a gap.
+ */
+void
+mt_continuous_query_changed(MtTable *mt)
+{
+	mt_continuous_table_dropped(mt->relid);
+	start_pipeline(mt);
+	(void) mt_refresh(mt->relid, NIL, MT_TRIGGER_ALTER);
+}

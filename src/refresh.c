@@ -21,6 +21,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/params.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -131,69 +132,131 @@ mt_partition_spec_text(List *spec)
 	return buf.data;
 }
 
-/* " WHERE alias.k1 = $1::type AND ..." with the filter's types from desc. */
+static Form_pg_attribute
+find_attribute(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+			return a;
+	}
+	elog(ERROR, "column \"%s\" not found", name);
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * " WHERE ..." for the filter, with the column types of desc: each column
+ * of each family is one text[] parameter, cast to the column's array type,
+ * so that the planner can push the condition into the query view and use
+ * indexes (= ANY) and partition pruning.
+ */
 static char *
 filter_sql(List *filter, const char *alias, TupleDesc desc)
 {
 	StringInfoData buf;
-	ListCell   *lc;
-	int			n = 0;
+	ListCell   *lf;
+	int			param = 0;
 
 	initStringInfo(&buf);
-	foreach(lc, filter)
+	foreach(lf, filter)
 	{
-		MtOption   *opt = lfirst(lc);
-		int			i;
-		Form_pg_attribute att = NULL;
+		MtFilterFamily *family = lfirst(lf);
+		ListCell   *lc;
 
-		for (i = 0; i < desc->natts; i++)
+		appendStringInfoString(&buf, buf.len ? " OR (" : " WHERE (");
+		foreach(lc, family->columns)
 		{
-			Form_pg_attribute a = TupleDescAttr(desc, i);
+			MtFilterColumn *col = lfirst(lc);
+			Form_pg_attribute att = find_attribute(desc, col->name);
+			char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
+									   quote_identifier(col->name));
 
-			if (!a->attisdropped && strcmp(NameStr(a->attname), opt->key) == 0)
-				att = a;
+			param++;
+			if (lc != list_head(family->columns))
+				appendStringInfoString(&buf, " AND ");
+			appendStringInfoChar(&buf, '(');
+			if (col->values != NIL)
+				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, param,
+								 format_type_with_typemod(att->atttypid, att->atttypmod));
+			else
+				appendStringInfo(&buf, "$%d IS NULL", param);
+			if (col->has_null)
+				appendStringInfo(&buf, " OR %s IS NULL", ref);
+			appendStringInfoChar(&buf, ')');
 		}
-		if (att == NULL)
-			elog(ERROR, "partition column \"%s\" not found", opt->key);
-		appendStringInfo(&buf, "%s%s%s = $%d::%s",
-						 n ? " AND " : " WHERE ",
-						 alias ? psprintf("%s.", alias) : "",
-						 quote_identifier(opt->key), n + 1,
-						 format_type_with_typemod(att->atttypid, att->atttypmod));
-		n++;
+		appendStringInfoChar(&buf, ')');
 	}
 	return buf.data;
 }
 
-static ParamListInfo
-filter_params(List *filter, Oid **argtypes, Datum **values)
+/* The filter's parameters: one text[] per column of each family. */
+static int
+filter_params(List *filter, Oid **argtypes, Datum **values, ParamListInfo *params)
 {
-	int			n = list_length(filter);
-	ParamListInfo params = makeParamList(n);
+	int			n = 0;
+	ListCell   *lf;
 	ListCell   *lc;
 	int			i = 0;
 
+	foreach(lf, filter)
+		n += list_length(((MtFilterFamily *) lfirst(lf))->columns);
+	*params = makeParamList(n);
 	*argtypes = palloc(sizeof(Oid) * (n + 1));
 	*values = palloc(sizeof(Datum) * (n + 1));
-	foreach(lc, filter)
+	foreach(lf, filter)
+	{
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			Datum	   *elems = palloc(sizeof(Datum) * (list_length(col->values) + 1));
+			ListCell   *lv;
+			int			k = 0;
+
+			foreach(lv, col->values)
+				elems[k++] = CStringGetTextDatum(lfirst(lv));
+			(*argtypes)[i] = TEXTARRAYOID;
+			(*values)[i] = PointerGetDatum(construct_array(elems, k, TEXTOID, -1, false,
+														   TYPALIGN_INT));
+			(*params)->params[i].value = (*values)[i];
+			(*params)->params[i].isnull = false;
+			(*params)->params[i].pflags = PARAM_FLAG_CONST;
+			(*params)->params[i].ptype = TEXTARRAYOID;
+			i++;
+		}
+	}
+	return n;
+}
+
+/* A partition spec (MtOption column = value) as a filter of one family. */
+List *
+mt_filter_from_spec(List *spec)
+{
+	MtFilterFamily *family;
+	ListCell   *lc;
+
+	if (spec == NIL)
+		return NIL;
+	family = palloc0(sizeof(MtFilterFamily));
+	foreach(lc, spec)
 	{
 		MtOption   *opt = lfirst(lc);
+		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
 
-		(*argtypes)[i] = TEXTOID;
-		(*values)[i] = CStringGetTextDatum(opt->value);
-		params->params[i].value = (*values)[i];
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = TEXTOID;
-		i++;
+		col->name = opt->key;
+		col->values = list_make1(opt->value);
+		family->columns = lappend(family->columns, col);
 	}
-	return params;
+	return list_make1(family);
 }
 
 /*
- * The refresh query: the view's columns in the table's column order, cast
- * to the table's types where they differ, and the values of metadata
- * columns.
+ * The refresh query: the source view's columns in the table's column
+ * order, cast to the table's types where they differ, and the values of
+ * metadata columns.
  */
 static char *
 select_sql(Relation rel, MtTable *mt, Relation view, List *filter)
@@ -251,12 +314,47 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter)
 }
 
 /*
+ * The LIST values of one partition, if the filter names exactly one value
+ * for every partition column (a partition spec does): that partition is
+ * created even if the query gives it no rows.
+ */
+static List *
+filter_partition_values(MtTable *mt, List *filter)
+{
+	List	   *values = NIL;
+	MtFilterFamily *family;
+	ListCell   *lc;
+
+	if (list_length(filter) != 1 || mt->partition_keys == NIL)
+		return NIL;
+	family = linitial(filter);
+	foreach(lc, mt->partition_keys)
+	{
+		ListCell   *lc2;
+		char	   *v = NULL;
+
+		foreach(lc2, family->columns)
+		{
+			MtFilterColumn *col = lfirst(lc2);
+
+			if (strcmp(col->name, strVal(lfirst(lc))) == 0 &&
+				list_length(col->values) == 1 && !col->has_null)
+				v = linitial(col->values);
+		}
+		if (v == NULL)
+			return NIL;
+		values = lappend(values, v);
+	}
+	return values;
+}
+
+/*
  * 'sink.parallelism' (a table option, or a RESUME option of the running
  * pipeline) is the number of processes that compute the refresh query: the
  * leader and n - 1 parallel workers.  Set within the caller's GUC nest level.
  */
 static void
-mt_apply_refresh_options(MtTable *mt)
+apply_refresh_options(MtTable *mt)
 {
 	char	   *value = mt_option_value(mt->pipeline_options, "sink.parallelism");
 
@@ -269,31 +367,14 @@ mt_apply_refresh_options(MtTable *mt)
 								 true, 0, false);
 }
 
-/* Are all partition levels of the table named by the filter? */
-static List *
-filter_partition_values(MtTable *mt, List *filter)
-{
-	List	   *values = NIL;
-	ListCell   *lc;
-
-	foreach(lc, mt->partition_keys)
-	{
-		char	   *v = mt_option_value(filter, strVal(lfirst(lc)));
-
-		if (v == NULL)
-			return NIL;
-		values = lappend(values, v);
-	}
-	return values;
-}
-
 /*
  * mt_refresh_rows
  *		Replace rows of an MT with its query's result; see refresh.h.
  */
-uint64
-mt_refresh_rows(Oid relid, List *filter)
+MtRefreshCounts
+mt_refresh_rows(MtRefreshRequest *req)
 {
+	Oid			relid = req->relid;
 	MtTable    *mt = mt_catalog_lookup(relid, false);
 	Relation	rel;
 	Relation	view;
@@ -304,15 +385,16 @@ mt_refresh_rows(Oid relid, List *filter)
 	Oid		   *argtypes;
 	Datum	   *values;
 	ParamListInfo params;
+	int			nparams;
 	SPIPlanPtr	plan;
 	SPIExecuteOptions options;
 	MtWriter   *writer;
+	MtWriterCounts wcounts;
+	MtRefreshCounts counts = {0};
 	List	   *partition_values;
 	char	   *delete_sql;
 	char	   *where_sql;
 	char	   *select_query;
-	MtWriterCounts counts;
-	uint64		deleted = 0;
 	int			rc;
 
 	/*
@@ -321,20 +403,21 @@ mt_refresh_rows(Oid relid, List *filter)
 	 * for a table this session still has open.
 	 */
 	rel = table_open(relid, MT_REFRESH_LOCKMODE);
-	view = table_open(mt->query_view, AccessShareLock);
+	view = table_open(OidIsValid(req->source_view) ? req->source_view : mt->query_view,
+					  AccessShareLock);
 	owner = rel->rd_rel->relowner;
-	where_sql = filter_sql(filter, NULL, RelationGetDescr(rel));
+	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel));
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
-	select_query = select_sql(rel, mt, view, filter);
+	select_query = select_sql(rel, mt, view, req->filter);
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
 	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
-	mt_apply_refresh_options(mt);
+	apply_refresh_options(mt);
 
 	/* rows are written while the query may run in parallel mode */
 	(void) GetCurrentTransactionId();
-	params = filter_params(filter, &argtypes, &values);
+	nparams = filter_params(req->filter, &argtypes, &values, &params);
 
 	SPI_connect();
 
@@ -343,41 +426,45 @@ mt_refresh_rows(Oid relid, List *filter)
 	 * mt_internal_depth > 0; after an error, whoever catches it (the end
 	 * of the transaction, or mt_refresh) puts it back.
 	 */
-	partition_values = filter_partition_values(mt, filter);
+	partition_values = filter_partition_values(mt, req->filter);
 	mt_internal_depth++;
 	if (partition_values != NIL)
 		mt_partition_create(relid, mt, partition_values);
-	writer = mt_writer_begin(relid, mt, where_sql, list_length(filter), argtypes, values);
+	writer = mt_writer_begin(relid, mt, where_sql, nparams, argtypes, values);
 	if (!mt_writer_diffs(writer))
 	{
-		rc = SPI_execute_with_args(delete_sql, list_length(filter), argtypes, values,
-								   NULL, false, 0);
+		rc = SPI_execute_with_args(delete_sql, nparams, argtypes, values, NULL, false, 0);
 		if (rc != SPI_OK_DELETE)
 			elog(ERROR, "could not delete the old rows of \"%s\"", get_rel_name(relid));
-		deleted = SPI_processed;
+		counts.deleted = SPI_processed;
 	}
 	mt_internal_depth--;
 
-	plan = SPI_prepare_cursor(select_query, list_length(filter), argtypes, CURSOR_OPT_PARALLEL_OK);
+	plan = SPI_prepare_cursor(select_query, nparams, argtypes, CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the refresh query of \"%s\": %s",
 			 get_rel_name(relid), SPI_result_code_string(SPI_result));
 
 	memset(&options, 0, sizeof(options));
 	options.params = params;
-	options.read_only = false;
+	/* read_only: run with the caller's active snapshot, as is */
+	options.read_only = req->use_snapshot;
 	options.dest = mt_writer_receiver(writer);
 	rc = SPI_execute_plan_extended(plan, &options);
 	/* SPI reports a SELECT whose rows went elsewhere as a utility */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "could not run the refresh query of \"%s\"", get_rel_name(relid));
 	mt_internal_depth++;
-	counts = mt_writer_finish(writer);
+	wcounts = mt_writer_finish(writer);
 	mt_internal_depth--;
 
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
-	return counts.inserted + counts.deleted + deleted;
+
+	counts.inserted = wcounts.inserted;
+	counts.deleted += wcounts.deleted;
+	counts.unchanged = wcounts.unchanged;
+	return counts;
 }
 
 /*
@@ -388,7 +475,7 @@ mt_refresh_rows(Oid relid, List *filter)
  *		before the error goes on to the caller.
  */
 uint64
-mt_refresh(Oid relid, List *filter, MtRefreshTrigger trigger)
+mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -398,14 +485,20 @@ mt_refresh(Oid relid, List *filter, MtRefreshTrigger trigger)
 	uint64		rows = 0;
 
 	run = mt_history_start(relid, mt_trigger_name(trigger),
-						   mt_partition_spec_text(filter), started,
+						   mt_partition_spec_text(spec), started,
 						   trigger != MT_TRIGGER_CREATE);
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
 	{
-		rows = mt_refresh_rows(relid, filter);
+		MtRefreshRequest req = {0};
+		MtRefreshCounts counts;
+
+		req.relid = relid;
+		req.filter = mt_filter_from_spec(spec);
+		counts = mt_refresh_rows(&req);
+		rows = counts.inserted + counts.deleted;
 		mt_catalog_set_last_refresh(relid, started);
 		mt_history_succeeded(run, rows);
 		ReleaseCurrentSubTransaction();

@@ -191,6 +191,7 @@ mt_worker_main(Datum arg)
 	for (;;)
 	{
 		long		wait;
+		long		cycle_wait;
 		uint32		current;
 
 		CHECK_FOR_INTERRUPTS();
@@ -213,7 +214,8 @@ mt_worker_main(Datum arg)
 			break;
 
 		wait = run_due_schedules();
-		wait = Min(wait, mt_continuous_worker_cycle());
+		cycle_wait = mt_continuous_worker_cycle();
+		wait = Min(wait, cycle_wait);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait, 1), PG_WAIT_EXTENSION);

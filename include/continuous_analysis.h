@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous_analysis.h
+ *	  How the continuous pipeline maintains a table, decided from its query.
+ *
+ * Strategies (materialized_tables.maintenance shows INCREMENTAL for the
+ * first two, FULL_RECOMPUTE for the last):
+ *
+ *	  KEYS		a changed source row names the values of some key columns
+ *				of the result (grouping columns, DISTINCT columns, or plain
+ *				columns of a select-project-join query, reached through
+ *				equi-join conditions); the rows with those values are
+ *				recomputed from the query.  Idempotent.
+ *	  DELTAS	single-table GROUP BY whose aggregates are count, sum and avg
+ *				of exact types: per-group counters kept in a hidden state
+ *				table are adjusted by the changed rows, which are never
+ *				read again.  Applied exactly once (see continuous_worker.c).
+ *	  FULL		anything else: the whole query is recomputed when a source
+ *				changed (or every freshness period when the result may
+ *				change without any source changing).
+ *
+ * A "use" is one occurrence of a source relation in the query.  Its family
+ * number identifies the key columns a change of that source names.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_ANALYSIS_H
+#define MT_CONTINUOUS_ANALYSIS_H
+
+#include "nodes/parsenodes.h"
+#include "nodes/pg_list.h"
+
+typedef enum MtStrategy
+{
+	MT_STRATEGY_KEYS,
+	MT_STRATEGY_DELTAS,
+	MT_STRATEGY_FULL
+} MtStrategy;
+
+typedef struct MtSourceUse
+{
+	Oid			relid;			/* source relation (a table, never a partition) */
+	bool		full;			/* any change: recompute everything */
+	int			family;			/* change-log family of its keys */
+	List	   *attnums;		/* int: source columns ... */
+	List	   *key_columns;	/* String: ... and the result columns they give */
+} MtSourceUse;
+
+typedef enum MtAggKind
+{
+	MT_AGG_COUNT_STAR,
+	MT_AGG_COUNT,
+	MT_AGG_SUM,
+	MT_AGG_AVG
+} MtAggKind;
+
+/* An aggregate maintained by deltas. */
+typedef struct MtDeltaAgg
+{
+	MtAggKind	kind;
+	Expr	   *arg;			/* over the source row; NULL for count(*) */
+	Oid			sum_type;		/* type of the kept sum */
+	char	   *output;			/* result column */
+	Oid			output_type;
+} MtDeltaAgg;
+
+typedef struct MtAnalysis
+{
+	MtStrategy	strategy;
+	char	   *reason;			/* a sentence: how, or why not incremental */
+	bool		poll;			/* recompute every freshness period */
+	List	   *uses;			/* MtSourceUse */
+	List	   *keys;			/* String: result columns used as keys */
+
+	/* DELTAS */
+	Oid			delta_source;
+	Node	   *delta_quals;	/* WHERE, over the source row; or NULL */
+	List	   *group_exprs;	/* Expr over the source row, in group order */
+	List	   *group_outputs;	/* char *: their result columns */
+	List	   *aggs;			/* MtDeltaAgg */
+} MtAnalysis;
+
+extern MtAnalysis *mt_analyze_query_view(Oid viewid);
+extern const char *mt_strategy_name(MtStrategy strategy);
+extern List *mt_analysis_sources(MtAnalysis *analysis);
+extern bool mt_relation_is_decodable(Oid relid);
+
+#endif							/* MT_CONTINUOUS_ANALYSIS_H */

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous_deltas.h
+ *	  The DELTAS strategy: per-group counters adjusted by changed rows.
+ *
+ * A table maintained by deltas has two hidden objects in the internal
+ * schema, both part of the table (dropped with it) and owned by its owner:
+ *
+ *	  state_<oid>	one row per group: the group's columns, its row count
+ *					(__mt_rows) and, per aggregate, the sum of its argument
+ *					(__mt_sum_<n>, 0 when all are NULL) and the number of
+ *					non-NULL arguments (__mt_nn_<n>)
+ *	  derived_<oid>	the table's query computed from the state: the refresh
+ *					engine reads it instead of the query view
+ *
+ * Changed source rows become per-group adjustments (MtDeltaSet); adding
+ * them to the state and refreshing the groups they touch from the derived
+ * view reads nothing but those groups.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_DELTAS_H
+#define MT_CONTINUOUS_DELTAS_H
+
+#include "access/htup.h"
+#include "utils/snapshot.h"
+
+#include "continuous_analysis.h"
+#include "refresh.h"
+
+typedef struct MtDeltaSet MtDeltaSet;
+
+extern void mt_deltas_create_objects(Oid relid, MtAnalysis *a);
+extern void mt_deltas_drop_objects(Oid relid);
+extern Oid	mt_deltas_derived_view(Oid relid);
+extern void mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot);
+
+extern MtDeltaSet *mt_deltas_begin(Oid relid, MtAnalysis *a);
+extern void mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign);
+extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
+extern int64 mt_deltas_count(MtDeltaSet *set);
+extern void mt_deltas_log(MtDeltaSet *set);
+extern List *mt_deltas_apply(MtDeltaSet *set);
+
+#endif							/* MT_CONTINUOUS_DELTAS_H */

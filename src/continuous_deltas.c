@@ -1,0 +1,740 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous_deltas.c
+ *	  The DELTAS strategy: hidden state, adjustments, and applying them.
+ *
+ * See continuous_deltas.h.  Adjustments are computed in C from changed
+ * rows: the query's WHERE clause and aggregate arguments are evaluated on
+ * each row with the executor's expression machinery; sums are kept as
+ * numeric, so they are exact.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "catalog.h"
+#include "commands.h"
+#include "continuous_deltas.h"
+#include "materialized_table.h"
+
+/* one group's adjustments */
+typedef struct DeltaGroup
+{
+	struct DeltaGroup *next;	/* same hash */
+	char	  **values;			/* group columns as text, NULL for NULL */
+	int64		rows;
+	Datum	   *sums;			/* numeric */
+	int64	   *nn;
+} DeltaGroup;
+
+typedef struct DeltaBucket
+{
+	uint32		hash;
+	DeltaGroup *groups;
+} DeltaBucket;
+
+struct MtDeltaSet
+{
+	Oid			relid;
+	MtAnalysis *a;
+	int			ngroup;
+	int			nagg;
+	MemoryContext context;
+	/* evaluation over source rows */
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *qual;
+	ExprState **args;
+	Oid		   *argtypes;
+	AttrNumber *group_attno;
+	FmgrInfo   *group_out;
+	/* the adjustments */
+	HTAB	   *buckets;
+	List	   *groups;			/* DeltaGroup, in arrival order */
+	int64		nrows;
+};
+
+static char *
+internal_name(const char *prefix, Oid relid)
+{
+	return quote_qualified_identifier(MT_INTERNAL_SCHEMA, psprintf("%s_%u", prefix, relid));
+}
+
+static char *
+sum_column(int i)
+{
+	return psprintf("__mt_sum_%d", i + 1);
+}
+
+static char *
+nn_column(int i)
+{
+	return psprintf("__mt_nn_%d", i + 1);
+}
+
+static Form_pg_attribute
+view_column(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return TupleDescAttr(desc, i);
+	elog(ERROR, "column \"%s\" not found in query view", name);
+	return NULL;
+}
+
+Oid
+mt_deltas_derived_view(Oid relid)
+{
+	return get_relname_relid(psprintf("derived_%u", relid), mt_internal_namespace());
+}
+
+/*
+ * mt_deltas_create_objects
+ *		The state table and derived view of a new DELTAS table (empty state:
+ *		the worker fills it when it takes the table up).
+ */
+void
+mt_deltas_create_objects(Oid relid, MtAnalysis *a)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	Relation	view = table_open(mt->query_view, AccessShareLock);
+	TupleDesc	vdesc = RelationGetDescr(view);
+	char	   *state = internal_name("state", relid);
+	char	   *derived = internal_name("derived", relid);
+	char	   *owner = GetUserNameFromId(mt_table_owner(relid), false);
+	StringInfoData cols;
+	StringInfoData keys;
+	StringInfoData select;
+	ListCell   *lc;
+	int			i;
+	Oid			save_userid;
+	int			save_sec;
+	ObjectAddress table;
+	ObjectAddress part;
+
+	initStringInfo(&cols);
+	initStringInfo(&keys);
+	initStringInfo(&select);
+	foreach(lc, a->group_outputs)
+	{
+		Form_pg_attribute att = view_column(vdesc, lfirst(lc));
+		const char *name = quote_identifier(lfirst(lc));
+
+		appendStringInfo(&cols, "%s %s, ", name,
+						 format_type_extended(att->atttypid, att->atttypmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", name);
+		appendStringInfo(&select, "%s, ", name);
+	}
+	appendStringInfoString(&cols, "__mt_rows bigint NOT NULL");
+	i = 0;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		const char *out = quote_identifier(d->output);
+
+		appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", sum_column(i),
+						 format_type_be_qualified(d->sum_type), nn_column(i));
+		switch (d->kind)
+		{
+			case MT_AGG_COUNT_STAR:
+				appendStringInfo(&select, "__mt_rows AS %s, ", out);
+				break;
+			case MT_AGG_COUNT:
+				appendStringInfo(&select, "%s AS %s, ", nn_column(i), out);
+				break;
+			case MT_AGG_SUM:
+				appendStringInfo(&select, "CASE WHEN %s > 0 THEN %s END AS %s, ",
+								 nn_column(i), sum_column(i), out);
+				break;
+			case MT_AGG_AVG:
+				appendStringInfo(&select,
+								 "CASE WHEN %s > 0 THEN %s::pg_catalog.numeric / %s::pg_catalog.numeric END AS %s, ",
+								 nn_column(i), sum_column(i), nn_column(i), out);
+				break;
+		}
+		i++;
+	}
+	select.data[select.len - 2] = '\0';
+	table_close(view, AccessShareLock);
+
+	/* created with the extension owner's rights in its schema, then given away */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	SPI_connect();
+	mt_spi_exec(psprintf("CREATE TABLE %s (%s)", state, cols.data), SPI_OK_UTILITY);
+	mt_spi_exec(psprintf("CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT", state, keys.data),
+				SPI_OK_UTILITY);
+	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s WHERE __mt_rows > 0",
+						 derived, select.data, state), SPI_OK_UTILITY);
+	mt_spi_exec(psprintf("ALTER TABLE %s OWNER TO %s", state, quote_identifier(owner)),
+				SPI_OK_UTILITY);
+	mt_spi_exec(psprintf("ALTER VIEW %s OWNER TO %s", derived, quote_identifier(owner)),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	CommandCounterIncrement();
+
+	ObjectAddressSet(table, RelationRelationId, relid);
+	ObjectAddressSet(part, RelationRelationId,
+					 get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace()));
+	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
+	ObjectAddressSet(part, RelationRelationId, mt_deltas_derived_view(relid));
+	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
+	CommandCounterIncrement();
+}
+
+/* Drop them (the table stays, but is no longer maintained by deltas). */
+void
+mt_deltas_drop_objects(Oid relid)
+{
+	Oid			nsp = mt_internal_namespace();
+	Oid			derived = get_relname_relid(psprintf("derived_%u", relid), nsp);
+	Oid			state = get_relname_relid(psprintf("state_%u", relid), nsp);
+	ObjectAddress address;
+
+	if (OidIsValid(derived))
+	{
+		ObjectAddressSet(address, RelationRelationId, derived);
+		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	if (OidIsValid(state))
+	{
+		ObjectAddressSet(address, RelationRelationId, state);
+		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	CommandCounterIncrement();
+}
+
+/*
+ * mt_deltas_rebuild_state
+ *		Recompute the whole state from the source, as of snapshot.
+ */
+void
+mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot)
+{
+	List	   *context = deparse_context_for("t", a->delta_source);
+	char	   *state = internal_name("state", relid);
+	StringInfoData sql;
+	ListCell   *lc;
+	SPIPlanPtr	plan;
+	int			i;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s SELECT ", state);
+	foreach(lc, a->group_exprs)
+		appendStringInfo(&sql, "%s, ", deparse_expression(lfirst(lc), context, false, false));
+	appendStringInfoString(&sql, "pg_catalog.count(*)");
+	i = 0;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		char	   *arg = d->arg ? deparse_expression((Node *) d->arg, context, false, false) : NULL;
+
+		if (d->kind == MT_AGG_COUNT_STAR)
+			appendStringInfoString(&sql, ", 0, 0");
+		else if (d->kind == MT_AGG_COUNT)
+			appendStringInfo(&sql, ", 0, pg_catalog.count(%s)", arg);
+		else
+			appendStringInfo(&sql, ", COALESCE(pg_catalog.sum(%s)::%s, 0), pg_catalog.count(%s)",
+							 arg, format_type_be_qualified(d->sum_type), arg);
+		i++;
+	}
+	appendStringInfo(&sql, " FROM %s AS t", mt_qualified_name(a->delta_source));
+	if (a->delta_quals)
+		appendStringInfo(&sql, " WHERE %s",
+						 deparse_expression(a->delta_quals, context, false, false));
+	if (a->group_exprs)
+	{
+		appendStringInfoString(&sql, " GROUP BY ");
+		for (i = 1; i <= list_length(a->group_exprs); i++)
+			appendStringInfo(&sql, "%s%d", i > 1 ? ", " : "", i);
+	}
+
+	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
+	SPI_connect();
+	mt_spi_exec(psprintf("DELETE FROM %s", state), SPI_OK_DELETE);
+	plan = SPI_prepare(sql.data, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the state of \"%s\": %s", get_rel_name(relid),
+			 SPI_result_code_string(SPI_result));
+	if (SPI_execute_snapshot(plan, NULL, NULL, snapshot, InvalidSnapshot, false, false, 0) !=
+		SPI_OK_INSERT)
+		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+}
+
+/* ---------------------------------------------------------------------
+ * Adjustments
+ * ---------------------------------------------------------------------
+ */
+
+MtDeltaSet *
+mt_deltas_begin(Oid relid, MtAnalysis *a)
+{
+	MtDeltaSet *set = palloc0(sizeof(MtDeltaSet));
+	MemoryContext old;
+	Relation	source;
+	HASHCTL		ctl;
+	ListCell   *lc;
+	int			i;
+
+	set->relid = relid;
+	set->a = a;
+	set->ngroup = list_length(a->group_exprs);
+	set->nagg = list_length(a->aggs);
+	set->context = AllocSetContextCreate(CurrentMemoryContext, "materialized_table deltas",
+										 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(set->context);
+
+	source = table_open(a->delta_source, AccessShareLock);
+	set->estate = CreateExecutorState();
+	set->econtext = GetPerTupleExprContext(set->estate);
+	set->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(source)),
+										 &TTSOpsHeapTuple);
+	table_close(source, AccessShareLock);
+
+	if (a->delta_quals)
+		set->qual = ExecPrepareQual(make_ands_implicit((Expr *) a->delta_quals), set->estate);
+	set->args = palloc0(sizeof(ExprState *) * (set->nagg + 1));
+	set->argtypes = palloc0(sizeof(Oid) * (set->nagg + 1));
+	i = 0;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+
+		if (d->arg)
+		{
+			set->args[i] = ExecPrepareExpr(d->arg, set->estate);
+			set->argtypes[i] = exprType((Node *) d->arg);
+		}
+		i++;
+	}
+	set->group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
+	set->group_out = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
+	i = 0;
+	foreach(lc, a->group_exprs)
+	{
+		Var		   *var = (Var *) lfirst(lc);
+		Oid			typoutput;
+		bool		varlena;
+
+		while (IsA(var, RelabelType))
+			var = (Var *) ((RelabelType *) var)->arg;
+		set->group_attno[i] = var->varattno;
+		getTypeOutputInfo(var->vartype, &typoutput, &varlena);
+		fmgr_info(typoutput, &set->group_out[i]);
+		i++;
+	}
+
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(DeltaBucket);
+	ctl.hcxt = set->context;
+	set->buckets = hash_create("materialized_table delta groups", 256, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	MemoryContextSwitchTo(old);
+	return set;
+}
+
+static Datum
+numeric_zero(void)
+{
+	return DirectFunctionCall1(int8_numeric, Int64GetDatum(0));
+}
+
+/* The group of these values, created (with zero adjustments) if new. */
+static DeltaGroup *
+find_group(MtDeltaSet *set, char **values)
+{
+	uint32		hash = 0;
+	DeltaBucket *bucket;
+	DeltaGroup *g;
+	bool		found;
+	int			i;
+
+	for (i = 0; i < set->ngroup; i++)
+		hash = hash_combine(hash, values[i] ? hash_bytes((unsigned char *) values[i],
+														 strlen(values[i])) : 0x7f4a7c15);
+	bucket = hash_search(set->buckets, &hash, HASH_ENTER, &found);
+	if (!found)
+		bucket->groups = NULL;
+	for (g = bucket->groups; g; g = g->next)
+	{
+		for (i = 0; i < set->ngroup; i++)
+		{
+			if ((g->values[i] == NULL) != (values[i] == NULL))
+				break;
+			if (values[i] && strcmp(g->values[i], values[i]) != 0)
+				break;
+		}
+		if (i == set->ngroup)
+			return g;
+	}
+	g = palloc0(sizeof(DeltaGroup));
+	g->values = palloc(sizeof(char *) * (set->ngroup + 1));
+	for (i = 0; i < set->ngroup; i++)
+		g->values[i] = values[i] ? pstrdup(values[i]) : NULL;
+	g->sums = palloc(sizeof(Datum) * (set->nagg + 1));
+	g->nn = palloc0(sizeof(int64) * (set->nagg + 1));
+	for (i = 0; i < set->nagg; i++)
+		g->sums[i] = numeric_zero();
+	g->next = bucket->groups;
+	bucket->groups = g;
+	set->groups = lappend(set->groups, g);
+	return g;
+}
+
+static Datum
+to_numeric(Datum value, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DirectFunctionCall1(int2_numeric, value);
+		case INT4OID:
+			return DirectFunctionCall1(int4_numeric, value);
+		case INT8OID:
+			return DirectFunctionCall1(int8_numeric, value);
+		default:
+			return value;
+	}
+}
+
+/*
+ * mt_deltas_add_row
+ *		A source row (in the source table's column layout) that was added
+ *		(sign 1) or removed (sign -1).
+ */
+void
+mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
+{
+	MemoryContext old = MemoryContextSwitchTo(set->context);
+	ExprContext *econtext = set->econtext;
+	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
+	DeltaGroup *g;
+	int			i;
+
+	ExecStoreHeapTuple(tuple, set->slot, false);
+	econtext->ecxt_scantuple = set->slot;
+	if (set->qual && !ExecQual(set->qual, econtext))
+	{
+		ResetExprContext(econtext);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	for (i = 0; i < set->ngroup; i++)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(set->slot, set->group_attno[i], &isnull);
+
+		values[i] = isnull ? NULL : OutputFunctionCall(&set->group_out[i], d);
+	}
+	g = find_group(set, values);
+	g->rows += sign;
+	for (i = 0; i < set->nagg; i++)
+	{
+		bool		isnull;
+		Datum		v;
+
+		if (set->args[i] == NULL)
+			continue;
+		v = ExecEvalExprSwitchContext(set->args[i], econtext, &isnull);
+		if (isnull)
+			continue;
+		g->nn[i] += sign;
+		if (((MtDeltaAgg *) list_nth(set->a->aggs, i))->kind == MT_AGG_COUNT)
+			continue;
+		v = to_numeric(v, set->argtypes[i]);
+		g->sums[i] = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub, g->sums[i], v);
+	}
+	set->nrows++;
+	ResetExprContext(econtext);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * mt_deltas_add_logged
+ *		Adjustments kept in change_deltas: keys as text, deltas as text
+ *		(rows, then sum and count of each aggregate).
+ */
+void
+mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
+{
+	MemoryContext old = MemoryContextSwitchTo(set->context);
+	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
+	DeltaGroup *g;
+	int			i;
+
+	for (i = 0; i < set->ngroup; i++)
+		values[i] = list_nth(keys, i);
+	g = find_group(set, values);
+	g->rows += pg_strtoint64(list_nth(deltas, 0));
+	for (i = 0; i < set->nagg; i++)
+	{
+		g->sums[i] = DirectFunctionCall2(numeric_add, g->sums[i],
+										 DirectFunctionCall3(numeric_in,
+															 CStringGetDatum(list_nth(deltas, 1 + 2 * i)),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)));
+		g->nn[i] += pg_strtoint64(list_nth(deltas, 2 + 2 * i));
+	}
+	set->nrows++;
+	MemoryContextSwitchTo(old);
+}
+
+int64
+mt_deltas_count(MtDeltaSet *set)
+{
+	return set->nrows;
+}
+
+static char *
+numeric_text(Datum n)
+{
+	return DatumGetCString(DirectFunctionCall1(numeric_out, n));
+}
+
+/*
+ * mt_deltas_log
+ *		Keep the adjustments for later (table suspended or not due).
+ */
+void
+mt_deltas_log(MtDeltaSet *set)
+{
+	Oid			types[3] = {OIDOID, TEXTARRAYOID, TEXTARRAYOID};
+	SPIPlanPtr	plan;
+	ListCell   *lc;
+
+	if (set->groups == NIL)
+		return;
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_deltas (relid, keys, deltas) "
+					   "VALUES ($1, $2, $3)", 3, types);
+	foreach(lc, set->groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		Datum	   *keys = palloc(sizeof(Datum) * (set->ngroup + 1));
+		bool	   *knulls = palloc(sizeof(bool) * (set->ngroup + 1));
+		Datum	   *deltas = palloc(sizeof(Datum) * (1 + 2 * set->nagg));
+		Datum		values[3];
+		int			dims[1];
+		int			lbs[1] = {1};
+		int			i;
+
+		for (i = 0; i < set->ngroup; i++)
+		{
+			knulls[i] = (g->values[i] == NULL);
+			keys[i] = knulls[i] ? (Datum) 0 : CStringGetTextDatum(g->values[i]);
+		}
+		deltas[0] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->rows));
+		for (i = 0; i < set->nagg; i++)
+		{
+			deltas[1 + 2 * i] = CStringGetTextDatum(numeric_text(g->sums[i]));
+			deltas[2 + 2 * i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[i]));
+		}
+		values[0] = ObjectIdGetDatum(set->relid);
+		dims[0] = set->ngroup;
+		values[1] = PointerGetDatum(construct_md_array(keys, knulls, 1, dims, lbs, TEXTOID,
+													   -1, false, TYPALIGN_INT));
+		values[2] = PointerGetDatum(construct_array(deltas, 1 + 2 * set->nagg, TEXTOID, -1,
+													false, TYPALIGN_INT));
+		if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not keep the adjustments of \"%s\"", get_rel_name(set->relid));
+	}
+	SPI_finish();
+}
+
+/* A text[] of one column of the groups. */
+static Datum
+column_array(List *groups, int ngroup, int col, bool keys, int agg, bool sums)
+{
+	int			n = list_length(groups);
+	Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
+	bool	   *nulls = palloc0(sizeof(bool) * (n + 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+
+		if (keys)
+		{
+			nulls[i] = (g->values[col] == NULL);
+			elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(g->values[col]);
+		}
+		else if (agg < 0)
+			elems[i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->rows));
+		else if (sums)
+			elems[i] = CStringGetTextDatum(numeric_text(g->sums[agg]));
+		else
+			elems[i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[agg]));
+		i++;
+	}
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+}
+
+/*
+ * mt_deltas_apply
+ *		Add the adjustments to the state; return the filter of the groups
+ *		they touched, for refreshing the table from the derived view.
+ */
+List *
+mt_deltas_apply(MtDeltaSet *set)
+{
+	MtAnalysis *a = set->a;
+	MtTable    *mt = mt_catalog_lookup(set->relid, false);
+	Relation	view;
+	TupleDesc	vdesc;
+	char	   *state = internal_name("state", set->relid);
+	StringInfoData cols;
+	StringInfoData unnest;
+	StringInfoData names;
+	StringInfoData casts;
+	StringInfoData sets;
+	StringInfoData keymatch;
+	StringInfoData conflict;
+	int			nparams = set->ngroup + 1 + 2 * set->nagg;
+	Oid		   *types = palloc(sizeof(Oid) * nparams);
+	Datum	   *values = palloc(sizeof(Datum) * nparams);
+	MtFilterFamily *family;
+	ListCell   *lc;
+	int			p = 0;
+	int			i;
+
+	if (set->groups == NIL)
+		return NIL;
+	view = table_open(mt->query_view, AccessShareLock);
+	vdesc = CreateTupleDescCopy(RelationGetDescr(view));
+	table_close(view, AccessShareLock);
+
+	initStringInfo(&cols);
+	initStringInfo(&unnest);
+	initStringInfo(&names);
+	initStringInfo(&casts);
+	initStringInfo(&sets);
+	initStringInfo(&keymatch);
+	initStringInfo(&conflict);
+	i = 0;
+	foreach(lc, a->group_outputs)
+	{
+		Form_pg_attribute att = view_column(vdesc, lfirst(lc));
+		char	   *type = format_type_extended(att->atttypid, att->atttypmod,
+												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+
+		appendStringInfo(&cols, "%s, ", quote_identifier(lfirst(lc)));
+		appendStringInfo(&conflict, "%s%s", conflict.len ? ", " : "", quote_identifier(lfirst(lc)));
+		appendStringInfo(&unnest, "$%d::pg_catalog.text[], ", p + 1);
+		appendStringInfo(&names, "g%d, ", i);
+		appendStringInfo(&casts, "u.g%d::%s, ", i, type);
+		appendStringInfo(&keymatch, " AND s.%s = u.g%d::%s", quote_identifier(lfirst(lc)), i, type);
+		types[p] = TEXTARRAYOID;
+		values[p++] = column_array(set->groups, set->ngroup, i, true, 0, false);
+		i++;
+	}
+	appendStringInfoString(&cols, "__mt_rows");
+	appendStringInfo(&unnest, "$%d::pg_catalog.text[]", p + 1);
+	appendStringInfoString(&names, "r");
+	appendStringInfoString(&casts, "u.r::pg_catalog.int8");
+	appendStringInfoString(&sets, "__mt_rows = s.__mt_rows + EXCLUDED.__mt_rows");
+	types[p] = TEXTARRAYOID;
+	values[p++] = column_array(set->groups, set->ngroup, 0, false, -1, false);
+	i = 0;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+
+		appendStringInfo(&cols, ", %s, %s", sum_column(i), nn_column(i));
+		appendStringInfo(&unnest, ", $%d::pg_catalog.text[], $%d::pg_catalog.text[]", p + 1, p + 2);
+		appendStringInfo(&names, ", s%d, n%d", i, i);
+		appendStringInfo(&casts, ", u.s%d::%s, u.n%d::pg_catalog.int8", i,
+						 format_type_be_qualified(d->sum_type), i);
+		appendStringInfo(&sets, ", %s = s.%s + EXCLUDED.%s, %s = s.%s + EXCLUDED.%s",
+						 sum_column(i), sum_column(i), sum_column(i),
+						 nn_column(i), nn_column(i), nn_column(i));
+		types[p] = TEXTARRAYOID;
+		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, true);
+		types[p] = TEXTARRAYOID;
+		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, false);
+		i++;
+	}
+
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM pg_catalog.unnest(%s) AS u(%s) "
+									   "ON CONFLICT (%s) DO UPDATE SET %s",
+									   state, cols.data, casts.data, unnest.data, names.data,
+									   conflict.data, sets.data),
+							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
+	/* groups that lost their last row */
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s s USING pg_catalog.unnest(%s) AS u(%s) "
+									   "WHERE s.__mt_rows = 0%s",
+									   state, unnest.data, names.data, keymatch.data),
+							  nparams, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
+	SPI_finish();
+
+	/* the touched groups */
+	family = palloc0(sizeof(MtFilterFamily));
+	i = 0;
+	foreach(lc, a->group_outputs)
+	{
+		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+		ListCell   *lg;
+
+		col->name = lfirst(lc);
+		foreach(lg, set->groups)
+		{
+			DeltaGroup *g = lfirst(lg);
+
+			if (g->values[i] == NULL)
+				col->has_null = true;
+			else
+				col->values = list_append_unique(col->values, makeString(g->values[i]));
+		}
+		i++;
+		family->columns = lappend(family->columns, col);
+	}
+	/* MtFilterColumn wants char *: unwrap */
+	foreach(lc, family->columns)
+	{
+		MtFilterColumn *col = lfirst(lc);
+		List	   *plain = NIL;
+		ListCell   *lv;
+
+		foreach(lv, col->values)
+			plain = lappend(plain, strVal(lfirst(lv)));
+		col->values = plain;
+	}
+	return list_make1(family);
+}

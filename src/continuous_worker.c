@@ -1,0 +1,1450 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous_worker.c
+ *	  CONTINUOUS refresh mode, the side of the per-database worker.
+ *
+ * The worker owns one logical replication slot and one replication origin
+ * per database (both named materialized_table_<database oid>) and keeps a
+ * decoding context open, as a walsender does.  Each cycle:
+ *
+ *	1. decode: read the WAL flushed so far; for every change of a source,
+ *	   note what each table that reads it needs -- key values (KEYS), the
+ *	   row itself (DELTAS), or "everything" (FULL, TRUNCATE, too much);
+ *	2. apply, in one transaction: tables that are due get the work done
+ *	   (each in a subtransaction, so one failure costs only that table,
+ *	   whose work is then kept); the others -- suspended, or not due yet --
+ *	   get it written to change_keys / change_deltas; the replication
+ *	   origin's progress is set to where decoding stopped;
+ *	3. after commit, confirm that position to the slot, which may then
+ *	   release WAL.  Suspended tables never hold WAL back.
+ *
+ * Exactly once.  After a crash the slot restarts from its last confirmed
+ * position, at or before the origin's, and decoding skips every
+ * transaction that committed before the origin's position: work is neither
+ * lost (the origin only moves with the apply transaction) nor done twice.
+ * Recomputing keys is idempotent anyway; DELTAS rely on this.
+ *
+ * Baselines.  A full recompute of a DELTAS table reads the sources with a
+ * snapshot; transactions that snapshot already saw must not be added
+ * again when they are decoded later, so the snapshot is kept as the
+ * table's baseline and decoded transactions visible in it are skipped.
+ *
+ * Taking a table up.  A new table (or one whose query changed) is
+ * recomputed once by the worker before its changes are followed: changes
+ * committed after its CREATE may have been decoded before the worker knew
+ * it.  The same happens to every table when the slot has to be created
+ * again (first table of a database, or a slot lost to
+ * max_slot_wal_keep_size), and the history says so.
+ *
+ * Our own writes carry the origin and are not decoded into work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/tupconvert.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xlogutils.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "replication/decode.h"
+#include "replication/logical.h"
+#include "replication/origin.h"
+#include "replication/slot.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "utils/timestamp.h"
+
+#include "catalog.h"
+#include "commands.h"
+#include "continuous.h"
+#include "continuous_analysis.h"
+#include "continuous_deltas.h"
+#include "decoder.h"
+#include "freshness.h"
+#include "history.h"
+#include "materialized_table.h"
+#include "refresh.h"
+
+/* past these, a table (or the batch) gives up details and recomputes */
+#define MAX_TABLE_CHANGES		100000
+#define MAX_BATCH_CHANGES		200000
+#define MAX_LOGGED_KEYS			100000
+
+/* A key value tuple of one family, kept once. */
+typedef struct KeyEntry
+{
+	struct KeyEntry *next;		/* same hash */
+	int			family;
+	char	  **values;
+	int			nvalues;
+} KeyEntry;
+
+typedef struct KeyBucket
+{
+	uint32		hash;
+	KeyEntry   *entries;
+} KeyBucket;
+
+/* A row change kept for DELTAS. */
+typedef struct RowChange
+{
+	HeapTuple	tuple;			/* in the source table's layout */
+	int			sign;
+} RowChange;
+
+/* A CONTINUOUS table this worker maintains. */
+typedef struct ContTable
+{
+	Oid			relid;
+	MtAnalysis *analysis;
+	int64		freshness;		/* microseconds */
+	bool		synced;			/* taken up: its changes are followed */
+	bool		has_baseline;
+	TransactionId base_xmin;
+	TransactionId base_xmax;
+	TransactionId *base_xip;
+	int			base_nxip;
+
+	/* this batch, in batch_context */
+	bool		full;
+	HTAB	   *keys;			/* KeyBucket */
+	int64		nkeys;
+	List	   *changes;		/* RowChange */
+	int64		nchanges;
+	TimestampTz oldest;			/* commit time of its oldest change */
+} ContTable;
+
+/* A use of a relation by a table, as decoding meets it. */
+typedef struct Interest
+{
+	ContTable  *table;
+	MtSourceUse *use;
+	int			nkeys;
+	AttrNumber *attnums;		/* in the decoded relation's layout */
+	FmgrInfo   *out;
+	TupleConversionMap *to_source;	/* partition layout -> table layout */
+} Interest;
+
+typedef struct InterestEntry
+{
+	Oid			relid;			/* hash key: a source or a partition of one */
+	List	   *interests;		/* Interest */
+	bool		built;
+} InterestEntry;
+
+static MemoryContext tables_context = NULL;
+static MemoryContext batch_context = NULL;
+static List *tables = NIL;		/* ContTable */
+static HTAB *interests = NULL;
+
+static LogicalDecodingContext *decoding = NULL;
+static RepOriginId origin = InvalidRepOriginId;
+static bool origin_session = false;
+static char slot_name[NAMEDATALEN];
+
+/* the sink decoding feeds; installed only while this worker decodes */
+static void sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
+						HeapTuple oldtup, HeapTuple newtup);
+static void sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel);
+static void sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn);
+static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, InvalidRepOriginId};
+
+static int64 batch_changes = 0;
+static bool batch_full = false;
+static List *batch_xids = NIL;
+
+/* ---------------------------------------------------------------------
+ * Tables and interests
+ * ---------------------------------------------------------------------
+ */
+
+static void
+load_baseline(ContTable *t)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(t->relid)};
+
+	t->has_baseline = false;
+	t->synced = false;
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT synced, baseline_xmin, baseline_xmax, baseline_xip "
+							  "FROM materialized_table_internal.continuous_state WHERE relid = $1",
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d;
+
+		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		if (!isnull)
+		{
+			ArrayType  *xip;
+			Datum	   *elems;
+			int			n;
+			int			i;
+			MemoryContext old = MemoryContextSwitchTo(tables_context);
+
+			t->has_baseline = true;
+			t->base_xmin = DatumGetTransactionId(d);
+			t->base_xmax = DatumGetTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
+			xip = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 4, &isnull));
+			deconstruct_array(xip, XIDOID, sizeof(TransactionId), true, TYPALIGN_INT,
+							  &elems, NULL, &n);
+			t->base_xip = palloc(sizeof(TransactionId) * (n + 1));
+			for (i = 0; i < n; i++)
+				t->base_xip[i] = DatumGetTransactionId(elems[i]);
+			t->base_nxip = n;
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+}
+
+/* Did the table's baseline snapshot already see transaction xid? */
+static bool
+in_baseline(ContTable *t, TransactionId xid)
+{
+	int			i;
+
+	if (!t->has_baseline)
+		return false;
+	if (TransactionIdPrecedes(xid, t->base_xmin))
+		return true;
+	if (TransactionIdFollowsOrEquals(xid, t->base_xmax))
+		return false;
+	for (i = 0; i < t->base_nxip; i++)
+		if (TransactionIdEquals(xid, t->base_xip[i]))
+			return false;
+	return true;
+}
+
+static Interest *
+make_interest(ContTable *t, MtSourceUse *use, Relation rel, Relation source)
+{
+	Interest   *in = palloc0(sizeof(Interest));
+	ListCell   *lc;
+	int			i = 0;
+
+	in->table = t;
+	in->use = use;
+	in->nkeys = list_length(use->attnums);
+	in->attnums = palloc(sizeof(AttrNumber) * (in->nkeys + 1));
+	in->out = palloc(sizeof(FmgrInfo) * (in->nkeys + 1));
+	if (rel != source)
+		in->to_source = convert_tuples_by_name(RelationGetDescr(rel), RelationGetDescr(source));
+	foreach(lc, use->attnums)
+	{
+		AttrNumber	attnum = lfirst_int(lc);
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(source), attnum - 1);
+		Oid			typoutput;
+		bool		varlena;
+
+		/* the decoded relation may be a partition with its own numbering */
+		if (rel != source)
+			attnum = get_attnum(RelationGetRelid(rel), NameStr(att->attname));
+		in->attnums[i] = attnum;
+		getTypeOutputInfo(att->atttypid, &typoutput, &varlena);
+		fmgr_info_cxt(typoutput, &in->out[i], tables_context);
+		i++;
+	}
+	return in;
+}
+
+/*
+ * The interests of a decoded relation: its own uses, or, for a
+ * partition, those of the partitioned table it belongs to.  Built on first
+ * use, with the catalog as decoding sees it.
+ */
+static InterestEntry *
+interests_of(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	InterestEntry *entry;
+	bool		found;
+	Oid			source = relid;
+	MemoryContext old;
+	ListCell   *lt;
+
+	entry = hash_search(interests, &relid, HASH_ENTER, &found);
+	if (found && entry->built)
+		return entry;
+	entry->interests = NIL;
+	entry->built = true;
+	if (rel->rd_rel->relispartition)
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+
+		source = llast_oid(ancestors);
+	}
+
+	old = MemoryContextSwitchTo(tables_context);
+	foreach(lt, tables)
+	{
+		ContTable  *t = lfirst(lt);
+		ListCell   *lu;
+
+		foreach(lu, t->analysis->uses)
+		{
+			MtSourceUse *use = lfirst(lu);
+			Relation	source_rel;
+
+			if (use->relid != source)
+				continue;
+			source_rel = (source == relid) ? rel : RelationIdGetRelation(source);
+			entry->interests = lappend(entry->interests,
+									   make_interest(t, use, rel, source_rel));
+			if (source_rel != rel)
+				RelationClose(source_rel);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return entry;
+}
+
+/*
+ * mt_continuous_worker_tables_changed
+ *		The worker read the catalog again: rebuild what it follows.
+ */
+void
+mt_continuous_worker_tables_changed(List *mts)
+{
+	ListCell   *lc;
+	HASHCTL		ctl;
+
+	if (tables_context == NULL)
+		tables_context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(tables_context);
+	tables = NIL;
+	if (mts == NIL)
+	{
+		interests = NULL;
+		return;
+	}
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, mts)
+	{
+		MtTable    *mt = lfirst(lc);
+		MemoryContext old = MemoryContextSwitchTo(tables_context);
+		ContTable  *t = palloc0(sizeof(ContTable));
+
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
+		{
+			MemoryContextSwitchTo(old);
+			continue;			/* dropped since the list was read */
+		}
+		t->relid = mt->relid;
+		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+		t->analysis = mt_analyze_query_view(mt->query_view);
+		tables = lappend(tables, t);
+		MemoryContextSwitchTo(old);
+		load_baseline(t);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(TopMemoryContext);
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(InterestEntry);
+	ctl.hcxt = tables_context;
+	interests = hash_create("materialized_table interests", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+void
+mt_continuous_worker_start(List *mts)
+{
+	batch_context = AllocSetContextCreate(TopMemoryContext, "materialized_table batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	mt_continuous_worker_tables_changed(mts);
+}
+
+/* ---------------------------------------------------------------------
+ * The batch
+ * ---------------------------------------------------------------------
+ */
+
+static void
+batch_reset(void)
+{
+	ListCell   *lc;
+
+	MemoryContextReset(batch_context);
+	foreach(lc, tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		t->full = false;
+		t->keys = NULL;
+		t->nkeys = 0;
+		t->changes = NIL;
+		t->nchanges = 0;
+		t->oldest = 0;
+	}
+	batch_changes = 0;
+	batch_full = false;
+	batch_xids = NIL;
+}
+
+static void
+table_gives_up(ContTable *t)
+{
+	t->full = true;
+	t->keys = NULL;
+	t->nkeys = 0;
+	t->changes = NIL;
+}
+
+/* Keep a key tuple (deduplicated). */
+static void
+add_key(ContTable *t, int family, char **values, int n)
+{
+	uint32		hash = hash_uint32(family);
+	KeyBucket  *bucket;
+	KeyEntry   *e;
+	bool		found;
+	int			i;
+
+	if (t->keys == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(KeyBucket);
+		ctl.hcxt = batch_context;
+		t->keys = hash_create("materialized_table keys", 256, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	for (i = 0; i < n; i++)
+		hash = hash_combine(hash, values[i] ? hash_bytes((unsigned char *) values[i],
+														 strlen(values[i])) : 0x3c6ef372);
+	bucket = hash_search(t->keys, &hash, HASH_ENTER, &found);
+	if (!found)
+		bucket->entries = NULL;
+	for (e = bucket->entries; e; e = e->next)
+	{
+		if (e->family != family || e->nvalues != n)
+			continue;
+		for (i = 0; i < n; i++)
+			if ((e->values[i] == NULL) != (values[i] == NULL) ||
+				(values[i] && strcmp(e->values[i], values[i]) != 0))
+				break;
+		if (i == n)
+			return;
+	}
+	e = palloc(sizeof(KeyEntry));
+	e->family = family;
+	e->nvalues = n;
+	e->values = palloc(sizeof(char *) * (n + 1));
+	for (i = 0; i < n; i++)
+		e->values[i] = values[i] ? pstrdup(values[i]) : NULL;
+	e->next = bucket->entries;
+	bucket->entries = e;
+	if (++t->nkeys > MAX_TABLE_CHANGES)
+		table_gives_up(t);
+}
+
+/* The key values a decoded row gives; false if one cannot be read. */
+static bool
+extract_key(Interest *in, Relation rel, HeapTuple tuple, char **values)
+{
+	int			i;
+
+	for (i = 0; i < in->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, in->attnums[i], RelationGetDescr(rel), &isnull);
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), in->attnums[i] - 1);
+
+		if (isnull)
+		{
+			values[i] = NULL;
+			continue;
+		}
+		/* an unchanged toasted value is not in the WAL */
+		if (att->attlen == -1 && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d)))
+			return false;
+		values[i] = OutputFunctionCall(&in->out[i], d);
+	}
+	return true;
+}
+
+static void
+sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
+			HeapTuple oldtup, HeapTuple newtup)
+{
+	InterestEntry *entry;
+	MemoryContext old;
+	ListCell   *lc;
+	bool		relevant = false;
+
+	if (interests == NULL)
+		return;
+	entry = interests_of(rel);
+	if (entry->interests == NIL)
+		return;
+
+	old = MemoryContextSwitchTo(batch_context);
+	foreach(lc, entry->interests)
+	{
+		Interest   *in = lfirst(lc);
+		ContTable  *t = in->table;
+
+		if (!t->synced || t->full || in_baseline(t, txn->xid))
+			continue;
+		relevant = true;
+		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
+			t->oldest = txn->xact_time.commit_time;
+		if (in->use->full || t->analysis->strategy == MT_STRATEGY_FULL ||
+			(action != 'I' && oldtup == NULL))
+		{
+			/* no old row to read (replica identity not FULL): recompute */
+			table_gives_up(t);
+			continue;
+		}
+
+		if (t->analysis->strategy == MT_STRATEGY_KEYS)
+		{
+			char	  **values = palloc(sizeof(char *) * (in->nkeys + 1));
+
+			if ((oldtup && !extract_key(in, rel, oldtup, values)))
+				table_gives_up(t);
+			else if (oldtup)
+				add_key(t, in->use->family, values, in->nkeys);
+			if (newtup && !t->full)
+			{
+				if (!extract_key(in, rel, newtup, values))
+					table_gives_up(t);
+				else
+					add_key(t, in->use->family, values, in->nkeys);
+			}
+		}
+		else
+		{
+			HeapTuple	tuples[2] = {oldtup, newtup};
+			int			i;
+
+			if (newtup && action == 'U' && HeapTupleHasExternal(newtup))
+			{
+				table_gives_up(t);
+				continue;
+			}
+			for (i = 0; i < 2; i++)
+			{
+				RowChange  *rc;
+
+				if (tuples[i] == NULL)
+					continue;
+				rc = palloc(sizeof(RowChange));
+				rc->sign = (i == 0) ? -1 : 1;
+				rc->tuple = in->to_source ?
+					execute_attr_map_tuple(tuples[i], in->to_source) :
+					heap_copytuple(tuples[i]);
+				t->changes = lappend(t->changes, rc);
+			}
+			if (++t->nchanges > MAX_TABLE_CHANGES)
+				table_gives_up(t);
+		}
+	}
+	if (relevant)
+	{
+		/* TransactionIds kept in an OID list: both are 32-bit */
+		if (batch_xids == NIL || (TransactionId) llast_oid(batch_xids) != txn->xid)
+			batch_xids = lappend_oid(batch_xids, (Oid) txn->xid);
+		if (++batch_changes > MAX_BATCH_CHANGES)
+			batch_full = true;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
+{
+	InterestEntry *entry;
+	ListCell   *lc;
+
+	if (interests == NULL)
+		return;
+	entry = interests_of(rel);
+	foreach(lc, entry->interests)
+	{
+		ContTable  *t = ((Interest *) lfirst(lc))->table;
+
+		if (!t->synced || in_baseline(t, txn->xid))
+			continue;
+		table_gives_up(t);
+		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
+			t->oldest = txn->xact_time.commit_time;
+	}
+}
+
+static void
+sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
+{
+}
+
+/* ---------------------------------------------------------------------
+ * The slot and the decoding context
+ * ---------------------------------------------------------------------
+ */
+
+static void
+noop_prepare_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
+{
+}
+
+static void
+noop_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
+{
+}
+
+/* Is our plugin allowed here?  Say so in the log once if not. */
+static bool
+plugin_allowed(void)
+{
+	static bool warned = false;
+	const char *allowed = GetConfigOption("output_plugin_libraries", true, false);
+
+	if (allowed == NULL || strstr(allowed, MT_OUTPUT_PLUGIN) != NULL)
+	{
+		warned = false;
+		return true;
+	}
+	if (!warned)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized_table cannot follow CONTINUOUS tables: output plugin \"%s\" is not allowed",
+						MT_OUTPUT_PLUGIN),
+				 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
+						 MT_OUTPUT_PLUGIN)));
+	warned = true;
+	return false;
+}
+
+/* Take every table up again: the slot starts afresh. */
+static void
+mark_all_unsynced(const char *why)
+{
+	ListCell   *lc;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
+				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
+				SPI_OK_UPDATE);
+	SPI_finish();
+	if (why)
+		foreach(lc, tables)
+			mt_history_note(((ContTable *) lfirst(lc))->relid,
+							mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, "FAILED", why, false);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	foreach(lc, tables)
+	{
+		((ContTable *) lfirst(lc))->synced = false;
+		((ContTable *) lfirst(lc))->has_baseline = false;
+	}
+}
+
+static void
+create_slot(void)
+{
+	LogicalDecodingContext *ctx;
+
+	CheckLogicalDecodingRequirements();
+	ReplicationSlotCreate(slot_name, true, RS_EPHEMERAL, false);
+	ctx = CreateInitDecodingContext(MT_OUTPUT_PLUGIN, NIL, false, InvalidXLogRecPtr,
+									XL_ROUTINE(.page_read = read_local_xlog_page,
+											   .segment_open = wal_segment_open,
+											   .segment_close = wal_segment_close),
+									noop_prepare_write, noop_write, NULL);
+	DecodingContextFindStartpoint(ctx);
+	FreeDecodingContext(ctx);
+	ReplicationSlotPersist();
+	ReplicationSlotRelease();
+}
+
+/*
+ * ensure_decoding
+ *		The origin, the slot and an open decoding context; false if decoding
+ *		is not possible right now.
+ */
+static bool
+ensure_decoding(void)
+{
+	ReplicationSlot *slot;
+	XLogRecPtr	start;
+	MemoryContext old;
+
+	if (decoding)
+		return true;
+	if (!plugin_allowed())
+		return false;
+	snprintf(slot_name, sizeof(slot_name), "materialized_table_%u", MyDatabaseId);
+
+	if (origin == InvalidRepOriginId)
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		origin = replorigin_by_name(slot_name, true);
+		if (origin == InvalidRepOriginId)
+			origin = replorigin_create(slot_name);
+		CommitTransactionCommand();
+	}
+	if (!origin_session)
+	{
+		replorigin_session_setup(origin);
+		replorigin_session_origin = origin;
+		origin_session = true;
+	}
+	sink.own_origin = origin;
+	mt_decode_sink = &sink;
+
+	slot = SearchNamedReplicationSlot(slot_name, true);
+	if (slot && slot->data.restart_lsn == InvalidXLogRecPtr &&
+		slot->data.invalidated_at != InvalidXLogRecPtr)
+	{
+		/* removed WAL it needed (max_slot_wal_keep_size): start over */
+		ReplicationSlotDrop(slot_name, true);
+		slot = NULL;
+		create_slot();
+		mark_all_unsynced("the replication slot was invalidated (max_slot_wal_keep_size): the table is recomputed in full");
+	}
+	else if (slot == NULL)
+	{
+		pgstat_report_activity(STATE_RUNNING, "materialized_table: creating replication slot");
+		create_slot();
+		mark_all_unsynced(NULL);
+	}
+
+	ReplicationSlotAcquire(slot_name, true);
+	start = replorigin_session_get_progress(false);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	decoding = CreateDecodingContext(start, NIL, false,
+									 XL_ROUTINE(.page_read = read_local_xlog_page,
+												.segment_open = wal_segment_open,
+												.segment_close = wal_segment_close),
+									 noop_prepare_write, noop_write, NULL);
+	MemoryContextSwitchTo(old);
+	XLogBeginRead(decoding->reader, MyReplicationSlot->data.restart_lsn);
+	mt_decode_sink = NULL;
+	return true;
+}
+
+/* Read the WAL flushed so far (or until the batch is full). */
+static void
+decode_batch(void)
+{
+	XLogRecPtr	end_of_wal = GetFlushRecPtr(NULL);
+	ResourceOwner owner = CurrentResourceOwner;
+
+	sink.own_origin = origin;
+	mt_decode_sink = &sink;
+	pgstat_report_activity(STATE_RUNNING, "materialized_table: decoding changes");
+	PG_TRY();
+	{
+		InvalidateSystemCaches();
+		while (decoding->reader->EndRecPtr < end_of_wal && !batch_full)
+		{
+			char	   *errm = NULL;
+			XLogRecord *record = XLogReadRecord(decoding->reader, &errm);
+
+			if (errm)
+				elog(ERROR, "could not read WAL for logical decoding: %s", errm);
+			if (record != NULL)
+				LogicalDecodingProcessRecord(decoding, decoding->reader);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_FINALLY();
+	{
+		mt_decode_sink = NULL;
+		CurrentResourceOwner = owner;
+	}
+	PG_END_TRY();
+}
+
+/* ---------------------------------------------------------------------
+ * Applying
+ * ---------------------------------------------------------------------
+ */
+
+/* The commits decoded must be visible to the snapshots that read sources. */
+static void
+wait_for_visibility(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, batch_xids)
+	{
+		TransactionId xid = (TransactionId) lfirst_oid(lc);
+
+		while (TransactionIdIsInProgress(xid))
+		{
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+	}
+}
+
+typedef struct TableState
+{
+	bool		exists;
+	bool		suspended;
+	bool		synced;
+	bool		needs_full;
+	TimestampTz pending_since;	/* 0: nothing kept */
+	TimestampTz last_apply;
+	bool		poll;
+} TableState;
+
+static TableState
+read_state(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	TableState	st = {0};
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
+							  "c.pending_since, c.last_apply, c.poll "
+							  "FROM materialized_table_internal.continuous_state c "
+							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.relid "
+							  "WHERE c.relid = $1",
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the continuous state of a table");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d;
+
+		st.exists = true;
+		st.suspended = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		st.synced = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		st.needs_full = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		st.pending_since = isnull ? 0 : DatumGetTimestampTz(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		st.last_apply = isnull ? 0 : DatumGetTimestampTz(d);
+		st.poll = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+	}
+	SPI_finish();
+	return st;
+}
+
+/* Run one statement about a table's state with its OID as $1 (and $2). */
+static void
+state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2)
+{
+	Oid			types[2] = {OIDOID, type2};
+	Datum		values[2] = {ObjectIdGetDatum(relid), value2};
+	char		nulls[2] = {' ', null2 ? 'n' : ' '};
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+}
+
+/* Keys written by the batch or kept earlier, as the engine's filter. */
+static List *
+keys_filter(ContTable *t, List *logged)
+{
+	List	   *families = NIL;
+	ListCell   *lu;
+
+	foreach(lu, t->analysis->uses)
+	{
+		MtSourceUse *use = lfirst(lu);
+		MtFilterFamily *family;
+		HASH_SEQ_STATUS status;
+		KeyBucket  *bucket;
+		ListCell   *lc;
+		int			n = list_length(use->key_columns);
+		int			i;
+		bool		any = false;
+
+		if (use->full)
+			continue;
+		family = palloc0(sizeof(MtFilterFamily));
+		i = 0;
+		foreach(lc, use->key_columns)
+		{
+			MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+
+			col->name = strVal(lfirst(lc));
+			family->columns = lappend(family->columns, col);
+			i++;
+		}
+		/* a column's values, each once */
+#define ADD_VALUES(vals) \
+		do { \
+			for (i = 0; i < n; i++) \
+			{ \
+				MtFilterColumn *col = list_nth(family->columns, i); \
+				if ((vals)[i] == NULL) \
+					col->has_null = true; \
+				else \
+					col->values = list_append_unique(col->values, makeString((vals)[i])); \
+			} \
+			any = true; \
+		} while (0)
+
+		if (t->keys)
+		{
+			hash_seq_init(&status, t->keys);
+			while ((bucket = hash_seq_search(&status)) != NULL)
+			{
+				KeyEntry   *e;
+
+				for (e = bucket->entries; e; e = e->next)
+					if (e->family == use->family)
+						ADD_VALUES(e->values);
+			}
+		}
+		foreach(lc, logged)
+		{
+			KeyEntry   *e = lfirst(lc);
+
+			if (e->family == use->family && e->nvalues == n)
+				ADD_VALUES(e->values);
+		}
+#undef ADD_VALUES
+		if (!any)
+			continue;
+		foreach(lc, family->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			List	   *plain = NIL;
+			ListCell   *lv;
+
+			foreach(lv, col->values)
+				plain = lappend(plain, strVal(lfirst(lv)));
+			col->values = plain;
+		}
+		families = lappend(families, family);
+	}
+	return families;
+}
+
+/* The keys kept for a table in change_keys. */
+static List *
+logged_keys(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	List	   *result = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		r;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT family, keys FROM materialized_table_internal.change_keys "
+							  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the kept keys of \"%s\"", get_rel_name(relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		bool		isnull;
+		ArrayType  *arr;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		int			i;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		KeyEntry   *e = palloc0(sizeof(KeyEntry));
+
+		e->family = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		arr = DatumGetArrayTypePCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		e->nvalues = n;
+		e->values = palloc(sizeof(char *) * (n + 1));
+		for (i = 0; i < n; i++)
+			e->values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		result = lappend(result, e);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
+/* Keep the batch's keys of a table in change_keys. */
+static void
+log_keys(ContTable *t)
+{
+	Oid			types[3] = {OIDOID, INT4OID, TEXTARRAYOID};
+	HASH_SEQ_STATUS status;
+	KeyBucket  *bucket;
+	SPIPlanPtr	plan;
+
+	if (t->keys == NULL)
+		return;
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_keys (relid, family, keys) "
+					   "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", 3, types);
+	hash_seq_init(&status, t->keys);
+	while ((bucket = hash_seq_search(&status)) != NULL)
+	{
+		KeyEntry   *e;
+
+		for (e = bucket->entries; e; e = e->next)
+		{
+			Datum	   *elems = palloc(sizeof(Datum) * (e->nvalues + 1));
+			bool	   *nulls = palloc(sizeof(bool) * (e->nvalues + 1));
+			int			dims[1] = {e->nvalues};
+			int			lbs[1] = {1};
+			Datum		values[3];
+			int			i;
+
+			for (i = 0; i < e->nvalues; i++)
+			{
+				nulls[i] = (e->values[i] == NULL);
+				elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->values[i]);
+			}
+			values[0] = ObjectIdGetDatum(t->relid);
+			values[1] = Int32GetDatum(e->family);
+			values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
+														   -1, false, TYPALIGN_INT));
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
+		}
+	}
+	SPI_finish();
+}
+
+/* The adjustments of the batch (and optionally those kept) of a DELTAS table. */
+static MtDeltaSet *
+batch_deltas(ContTable *t, bool with_logged)
+{
+	MtDeltaSet *set = mt_deltas_begin(t->relid, t->analysis);
+	ListCell   *lc;
+
+	foreach(lc, t->changes)
+	{
+		RowChange  *rc = lfirst(lc);
+
+		mt_deltas_add_row(set, rc->tuple, rc->sign);
+	}
+	if (with_logged)
+	{
+		Oid			types[1] = {OIDOID};
+		Datum		values[1] = {ObjectIdGetDatum(t->relid)};
+		uint64		r;
+
+		SPI_connect();
+		if (SPI_execute_with_args("SELECT keys, deltas FROM materialized_table_internal.change_deltas "
+								  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the kept adjustments of \"%s\"", get_rel_name(t->relid));
+		for (r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			List	   *lists[2] = {NIL, NIL};
+			int			c;
+
+			for (c = 0; c < 2; c++)
+			{
+				bool		isnull;
+				ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(tup, SPI_tuptable->tupdesc,
+																   c + 1, &isnull));
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+				int			i;
+
+				deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+				for (i = 0; i < n; i++)
+					lists[c] = lappend(lists[c], nulls[i] ? NULL : TextDatumGetCString(elems[i]));
+			}
+			mt_deltas_add_logged(set, lists[0], lists[1]);
+		}
+		SPI_finish();
+	}
+	return set;
+}
+
+/*
+ * Recompute the whole table.  For DELTAS, the state first, then the table
+ * from it, both as of one snapshot that becomes the table's baseline.
+ */
+static MtRefreshCounts
+recompute_full(ContTable *t)
+{
+	MtRefreshRequest req = {0};
+	MtRefreshCounts counts;
+
+	req.relid = t->relid;
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
+	{
+		Snapshot	snap = RegisterSnapshot(GetTransactionSnapshot());
+		Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
+		Oid			types[4] = {OIDOID, XIDOID, XIDOID, XIDARRAYOID};
+		Datum		values[4];
+		uint32		i;
+
+		mt_deltas_rebuild_state(t->relid, t->analysis, snap);
+		CommandCounterIncrement();
+		snap->curcid = GetCurrentCommandId(false);
+		PushActiveSnapshot(snap);
+		req.source_view = mt_deltas_derived_view(t->relid);
+		req.use_snapshot = true;
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
+
+		for (i = 0; i < snap->xcnt; i++)
+			xip[i] = TransactionIdGetDatum(snap->xip[i]);
+		values[0] = ObjectIdGetDatum(t->relid);
+		values[1] = TransactionIdGetDatum(snap->xmin);
+		values[2] = TransactionIdGetDatum(snap->xmax);
+		values[3] = PointerGetDatum(construct_array(xip, snap->xcnt, XIDOID, sizeof(TransactionId),
+													true, TYPALIGN_INT));
+		SPI_connect();
+		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4 "
+								  "WHERE relid = $1", 4, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
+		SPI_finish();
+		UnregisterSnapshot(snap);
+	}
+	else
+		counts = mt_refresh_rows(&req);
+	state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+			   t->relid, InvalidOid, 0, false);
+	state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+			   t->relid, InvalidOid, 0, false);
+	return counts;
+}
+
+/* Is recomputing everything cheaper than this many keys? */
+static bool
+too_many_keys(ContTable *t, int64 nkeys)
+{
+	double		rows = 0;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
+
+	if (HeapTupleIsValid(tup))
+	{
+		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+		ReleaseSysCache(tup);
+	}
+	/* each key rereads its rows; past a tenth of the table a full pass wins */
+	return nkeys > 1000 && nkeys > rows / 10;
+}
+
+/* Do the table's work now. */
+static MtRefreshCounts
+apply_table(ContTable *t, TableState *st)
+{
+	MtRefreshCounts counts = {0};
+	bool		full = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy == MT_STRATEGY_FULL;
+
+	if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
+	{
+		List	   *logged = st->pending_since ? logged_keys(t->relid) : NIL;
+
+		if (too_many_keys(t, t->nkeys + list_length(logged)))
+			full = true;
+		else
+		{
+			MtRefreshRequest req = {0};
+
+			req.relid = t->relid;
+			req.filter = keys_filter(t, logged);
+			if (req.filter != NIL)
+				counts = mt_refresh_rows(&req);
+			if (logged)
+				state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+						   t->relid, InvalidOid, 0, false);
+		}
+	}
+	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
+	{
+		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		List	   *filter = mt_deltas_apply(set);
+
+		if (filter != NIL)
+		{
+			MtRefreshRequest req = {0};
+
+			req.relid = t->relid;
+			req.filter = filter;
+			req.source_view = mt_deltas_derived_view(t->relid);
+			counts = mt_refresh_rows(&req);
+		}
+		if (st->pending_since)
+			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
+	}
+	if (full)
+		counts = recompute_full(t);
+
+	state_exec("UPDATE materialized_table_internal.continuous_state "
+			   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
+			   "WHERE relid = $1", t->relid, TIMESTAMPTZOID,
+			   TimestampTzGetDatum(GetCurrentTimestamp()), false);
+	mt_catalog_set_last_refresh(t->relid, GetCurrentTransactionStartTimestamp());
+	return counts;
+}
+
+/* Keep the table's work for later. */
+static void
+defer_table(ContTable *t, TableState *st)
+{
+	TimestampTz oldest = t->oldest;
+
+	if (t->full)
+		state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+				   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
+	else if (t->analysis->strategy == MT_STRATEGY_KEYS)
+		log_keys(t);
+	else if (t->analysis->strategy == MT_STRATEGY_DELTAS && t->changes)
+		mt_deltas_log(batch_deltas(t, false));
+	if (oldest == 0)
+		return;
+	state_exec("UPDATE materialized_table_internal.continuous_state "
+			   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
+			   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
+			   "WHERE relid = $1 AND pending_since IS NULL",
+			   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	/* too much kept: one full recompute will do instead */
+	state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+			   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
+			   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
+			   t->relid, InvalidOid, 0, false);
+}
+
+static bool
+has_batch_work(ContTable *t)
+{
+	return t->full || t->nkeys > 0 || t->changes != NIL;
+}
+
+/*
+ * Apply or keep one table's work in a subtransaction; on failure keep the
+ * work and record the failure.
+ */
+static void
+process_table(ContTable *t, TimestampTz now)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int			internal_depth = mt_internal_depth;
+	TableState	st;
+	TimestampTz pending;
+	TimestampTz started = GetCurrentTimestamp();
+	bool		due;
+	bool		applied = false;
+	MtRefreshCounts counts = {0};
+
+	st = read_state(t->relid);
+	if (!st.exists)
+		return;					/* dropped meanwhile */
+	if (!st.synced && t->synced)
+		return;					/* its query changed: taken up again next cycle */
+	pending = st.pending_since;
+	if (t->oldest && (pending == 0 || t->oldest < pending))
+		pending = t->oldest;
+	if (!has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
+		!(st.poll && TimestampDifferenceExceeds(st.last_apply, now, t->freshness / 1000)))
+		return;
+
+	/* a table is due when its oldest waiting change is half its freshness old */
+	due = !st.synced || st.poll ||
+		(pending != 0 && now - pending >= t->freshness / 2) ||
+		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		/* a manual refresh holding the table makes us wait for the next cycle */
+		if (st.suspended || !due || !ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE))
+			defer_table(t, &st);
+		else
+		{
+			pgstat_report_activity(STATE_RUNNING,
+								   psprintf("materialized_table: maintaining %s",
+											get_rel_name(t->relid)));
+			counts = apply_table(t, &st);
+			applied = true;
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		mt_internal_depth = internal_depth;
+
+		ereport(LOG,
+				(errmsg("materialized_table could not maintain \"%s\": %s",
+						get_rel_name(t->relid), edata->message)));
+		/* keep the work; a failure here fails the cycle, which is retried */
+		defer_table(t, &st);
+		{
+			MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
+												 NULL, started, false);
+
+			mt_history_failed(run, edata->message);
+		}
+		return;
+	}
+	PG_END_TRY();
+
+	if (applied)
+	{
+		MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
+											 NULL, started, false);
+
+		mt_history_succeeded(run, counts.inserted + counts.deleted);
+	}
+}
+
+/* Apply the batch; set the origin to where decoding stopped. */
+static void
+apply_batch(XLogRecPtr batch_end)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ListCell   *lc;
+
+	wait_for_visibility();
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, tables)
+		process_table(lfirst(lc), now);
+	PopActiveSnapshot();
+
+	replorigin_session_origin_lsn = batch_end;
+	replorigin_session_origin_timestamp = now;
+	CommitTransactionCommand();
+	replorigin_session_origin_lsn = InvalidXLogRecPtr;
+	replorigin_session_origin_timestamp = 0;
+
+	/*
+	 * A table taken up in this cycle follows its changes from now on (a
+	 * recompute may have changed its baseline).
+	 */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		if (!t->synced || t->analysis->strategy == MT_STRATEGY_DELTAS)
+			load_baseline(t);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(TopMemoryContext);
+}
+
+/*
+ * mt_continuous_worker_cycle
+ *		Decode, apply, confirm.  Returns how long to wait (ms) before the
+ *		next cycle.
+ */
+long
+mt_continuous_worker_cycle(void)
+{
+	XLogRecPtr	batch_end;
+	ListCell   *lc;
+	int64		min_freshness = INT64_MAX;
+
+	if (tables == NIL)
+	{
+		if (decoding)
+			mt_continuous_worker_stop(true);
+		return 10000;
+	}
+	if (!ensure_decoding())
+		return 5000;
+
+	batch_reset();
+	decode_batch();
+	batch_end = decoding->reader->EndRecPtr;
+	apply_batch(batch_end);
+	LogicalConfirmReceivedLocation(batch_end);
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	foreach(lc, tables)
+		min_freshness = Min(min_freshness, ((ContTable *) lfirst(lc))->freshness);
+	if (batch_full)
+		return 0;
+	/* cycle often enough to apply well within the shortest freshness */
+	return Max(100, Min(1000, min_freshness / 1000 / 5));
+}
+
+/*
+ * mt_continuous_worker_stop
+ *		Close decoding; with drop, also remove the slot and the origin
+ *		(no CONTINUOUS table left, or the extension is gone).
+ */
+void
+mt_continuous_worker_stop(bool drop)
+{
+	if (decoding)
+	{
+		FreeDecodingContext(decoding);
+		decoding = NULL;
+	}
+	if (MyReplicationSlot)
+		ReplicationSlotRelease();
+	if (!drop)
+		return;
+	snprintf(slot_name, sizeof(slot_name), "materialized_table_%u", MyDatabaseId);
+	if (SearchNamedReplicationSlot(slot_name, true))
+		ReplicationSlotDrop(slot_name, true);
+	if (origin_session)
+	{
+		replorigin_session_reset();
+		replorigin_session_origin = InvalidRepOriginId;
+		origin_session = false;
+	}
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	replorigin_drop_by_name(slot_name, true, true);
+	CommitTransactionCommand();
+	origin = InvalidRepOriginId;
+}
