@@ -13,6 +13,7 @@ CREATE TABLE materialized_table_internal.continuous_state (
     baseline_xmin xid,
     baseline_xmax xid,
     baseline_xip xid[],
+    baseline_lsn pg_lsn,
     CONSTRAINT continuous_state_pkey PRIMARY KEY (relid),
     CONSTRAINT continuous_state_strategy_check CHECK (strategy IN ('KEYS', 'DELTAS', 'FULL'))
 );

@@ -300,6 +300,42 @@ mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
+/*
+ * mt_leaf_relations
+ *		The tables that hold relid's rows: itself, or the leaves of its
+ *		partition tree (pg_partition_tree() returns nothing for a table that
+ *		is not partitioned).
+ */
+List *
+mt_leaf_relations(Oid relid)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	List	   *result = NIL;
+	uint64		i;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT c.oid FROM pg_catalog.pg_class c "
+							  "WHERE c.relkind = 'r' AND (c.oid = $1 OR c.oid IN "
+							  "(SELECT relid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) WHERE isleaf)) "
+							  "ORDER BY c.oid",
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the partitions of \"%s\"", get_rel_name(relid));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			leaf = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														  SPI_tuptable->tupdesc, 1, &isnull));
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = lappend_oid(result, leaf);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
 /* Run generated SQL that must succeed with the given SPI result code. */
 void
 mt_spi_exec(const char *sql, int expected)

@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -27,6 +28,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/varlena.h"
 
 #include "catalog.h"
@@ -76,6 +78,19 @@ check_decoding_prerequisites(void)
 	}
 }
 
+static char
+replica_identity(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	char		ident;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	ident = ((Form_pg_class) GETSTRUCT(tup))->relreplident;
+	ReleaseSysCache(tup);
+	return ident;
+}
+
 /*
  * Old rows must be decoded whole to know which keys a row left, or what
  * to subtract: sources read for keys or deltas need REPLICA IDENTITY FULL.
@@ -88,29 +103,16 @@ ensure_replica_identity(MtAnalysis *a)
 	foreach(lc, a->uses)
 	{
 		MtSourceUse *use = lfirst(lc);
-		List	   *leaves = NIL;
 		ListCell   *ll;
-		uint64		i;
 
 		if (use->full)
 			continue;
-		SPI_connect();
-		mt_spi_exec(psprintf("SELECT c.oid FROM pg_catalog.pg_partition_tree(%u::pg_catalog.oid::pg_catalog.regclass) t "
-							 "JOIN pg_catalog.pg_class c ON c.oid = t.relid "
-							 "WHERE t.isleaf AND c.relreplident <> 'f'", use->relid),
-					SPI_OK_SELECT);
-		for (i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
-
-			leaves = lappend_oid(leaves,
-								 DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-																SPI_tuptable->tupdesc, 1, &isnull)));
-		}
-		foreach(ll, leaves)
+		foreach(ll, mt_leaf_relations(use->relid))
 		{
 			Oid			leaf = lfirst_oid(ll);
 
+			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL)
+				continue;
 			if (!pg_class_ownercheck(leaf, GetUserId()))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -119,13 +121,14 @@ ensure_replica_identity(MtAnalysis *a)
 						 errdetail("Without it, the old values of updated and deleted rows are not decoded."),
 						 errhint("Ask the owner of \"%s\" to run ALTER TABLE %s REPLICA IDENTITY FULL, or use REFRESH_MODE = FULL.",
 								 get_rel_name(leaf), mt_qualified_name(leaf))));
+			SPI_connect();
 			mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
 						SPI_OK_UTILITY);
+			SPI_finish();
 			ereport(NOTICE,
 					(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
 					 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
 		}
-		SPI_finish();
 	}
 }
 

@@ -216,13 +216,20 @@ mt_deltas_drop_objects(Oid relid)
 	Oid			state = get_relname_relid(psprintf("state_%u", relid), nsp);
 	ObjectAddress address;
 
+	/* they are parts of the table: detach them before they can go alone */
 	if (OidIsValid(derived))
 	{
+		deleteDependencyRecordsForClass(RelationRelationId, derived, RelationRelationId,
+										DEPENDENCY_INTERNAL);
+		CommandCounterIncrement();
 		ObjectAddressSet(address, RelationRelationId, derived);
 		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
 	}
 	if (OidIsValid(state))
 	{
+		deleteDependencyRecordsForClass(RelationRelationId, state, RelationRelationId,
+										DEPENDENCY_INTERNAL);
+		CommandCounterIncrement();
 		ObjectAddressSet(address, RelationRelationId, state);
 		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
 	}
@@ -654,7 +661,7 @@ mt_deltas_apply(MtDeltaSet *set)
 
 		appendStringInfo(&cols, "%s, ", quote_identifier(lfirst(lc)));
 		appendStringInfo(&conflict, "%s%s", conflict.len ? ", " : "", quote_identifier(lfirst(lc)));
-		appendStringInfo(&unnest, "$%d::pg_catalog.text[], ", p + 1);
+		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
 		appendStringInfo(&names, "g%d, ", i);
 		appendStringInfo(&casts, "u.g%d::%s, ", i, type);
 		appendStringInfo(&keymatch, " AND s.%s = u.g%d::%s", quote_identifier(lfirst(lc)), i, type);
@@ -663,7 +670,7 @@ mt_deltas_apply(MtDeltaSet *set)
 		i++;
 	}
 	appendStringInfoString(&cols, "__mt_rows");
-	appendStringInfo(&unnest, "$%d::pg_catalog.text[]", p + 1);
+	appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[])", p + 1);
 	appendStringInfoString(&names, "r");
 	appendStringInfoString(&casts, "u.r::pg_catalog.int8");
 	appendStringInfoString(&sets, "__mt_rows = s.__mt_rows + EXCLUDED.__mt_rows");
@@ -675,7 +682,8 @@ mt_deltas_apply(MtDeltaSet *set)
 		MtDeltaAgg *d = lfirst(lc);
 
 		appendStringInfo(&cols, ", %s, %s", sum_column(i), nn_column(i));
-		appendStringInfo(&unnest, ", $%d::pg_catalog.text[], $%d::pg_catalog.text[]", p + 1, p + 2);
+		appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.text[]), pg_catalog.unnest($%d::pg_catalog.text[])",
+						 p + 1, p + 2);
 		appendStringInfo(&names, ", s%d, n%d", i, i);
 		appendStringInfo(&casts, ", u.s%d::%s, u.n%d::pg_catalog.int8", i,
 						 format_type_be_qualified(d->sum_type), i);
@@ -690,14 +698,14 @@ mt_deltas_apply(MtDeltaSet *set)
 	}
 
 	SPI_connect();
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM pg_catalog.unnest(%s) AS u(%s) "
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
 									   "ON CONFLICT (%s) DO UPDATE SET %s",
 									   state, cols.data, casts.data, unnest.data, names.data,
 									   conflict.data, sets.data),
 							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	/* groups that lost their last row */
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s s USING pg_catalog.unnest(%s) AS u(%s) "
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s s USING ROWS FROM (%s) AS u(%s) "
 									   "WHERE s.__mt_rows = 0%s",
 									   state, unnest.data, names.data, keymatch.data),
 							  nparams, types, values, NULL, false, 0) != SPI_OK_DELETE)

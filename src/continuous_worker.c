@@ -74,6 +74,7 @@
 #include "utils/syscache.h"
 #include "catalog/pg_class.h"
 #include "utils/timestamp.h"
+#include "utils/pg_lsn.h"
 
 #include "catalog.h"
 #include "commands.h"
@@ -133,6 +134,8 @@ typedef struct ContTable
 	List	   *changes;		/* RowChange */
 	int64		nchanges;
 	TimestampTz oldest;			/* commit time of its oldest change */
+
+	TimestampTz retry_after;	/* after a failure, wait before trying again */
 } ContTable;
 
 /* A use of a relation by a table, as decoding meets it. */
@@ -524,9 +527,10 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
 		if (in->use->full || t->analysis->strategy == MT_STRATEGY_FULL ||
-			(action != 'I' && oldtup == NULL))
+			(action != 'I' && (oldtup == NULL ||
+							   rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)))
 		{
-			/* no old row to read (replica identity not FULL): recompute */
+			/* no whole old row to read (replica identity not FULL): recompute */
 			table_gives_up(t);
 			continue;
 		}
@@ -1108,8 +1112,8 @@ recompute_full(ContTable *t)
 	{
 		Snapshot	snap = RegisterSnapshot(GetTransactionSnapshot());
 		Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
-		Oid			types[4] = {OIDOID, XIDOID, XIDOID, XIDARRAYOID};
-		Datum		values[4];
+		Oid			types[5] = {OIDOID, XIDOID, XIDOID, XIDARRAYOID, PG_LSNOID};
+		Datum		values[5];
 		uint32		i;
 
 		mt_deltas_rebuild_state(t->relid, t->analysis, snap);
@@ -1128,10 +1132,13 @@ recompute_full(ContTable *t)
 		values[2] = TransactionIdGetDatum(snap->xmax);
 		values[3] = PointerGetDatum(construct_array(xip, snap->xcnt, XIDOID, sizeof(TransactionId),
 													true, TYPALIGN_INT));
+		/* every transaction the snapshot saw had committed before this point */
+		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
 		SPI_connect();
 		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
-								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4 "
-								  "WHERE relid = $1", 4, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
+								  "baseline_lsn = $5 WHERE relid = $1",
+								  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
 		SPI_finish();
 		UnregisterSnapshot(snap);
@@ -1284,6 +1291,8 @@ process_table(ContTable *t, TimestampTz now)
 	due = !st.synced || st.poll ||
 		(pending != 0 && now - pending >= t->freshness / 2) ||
 		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
+	if (now < t->retry_after)
+		due = false;			/* it failed a moment ago */
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
@@ -1319,6 +1328,7 @@ process_table(ContTable *t, TimestampTz now)
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
 						get_rel_name(t->relid), edata->message)));
+		t->retry_after = TimestampTzPlusMilliseconds(now, Max(t->freshness / 1000, 5000));
 		/* keep the work; a failure here fails the cycle, which is retried */
 		defer_table(t, &st);
 		{
@@ -1353,6 +1363,20 @@ apply_batch(XLogRecPtr batch_end)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, tables)
 		process_table(lfirst(lc), now);
+
+	/* baselines whose transactions have all been decoded are done with */
+	{
+		Oid			types[1] = {PG_LSNOID};
+		Datum		values[1] = {LSNGetDatum(batch_end)};
+
+		SPI_connect();
+		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+								  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
+								  "baseline_lsn = NULL WHERE baseline_lsn < $1",
+								  1, types, values, NULL, false, 0) < 0)
+			elog(ERROR, "could not update the continuous state");
+		SPI_finish();
+	}
 	PopActiveSnapshot();
 
 	replorigin_session_origin_lsn = batch_end;
@@ -1372,7 +1396,7 @@ apply_batch(XLogRecPtr batch_end)
 	{
 		ContTable  *t = lfirst(lc);
 
-		if (!t->synced || t->analysis->strategy == MT_STRATEGY_DELTAS)
+		if (!t->synced || t->has_baseline || t->analysis->strategy == MT_STRATEGY_DELTAS)
 			load_baseline(t);
 	}
 	PopActiveSnapshot();

@@ -901,7 +901,6 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 	ListCell   *lc;
 	char	   *set = mt_storage_options_sql(options);
 	List	   *leaves;
-	uint64		i;
 
 	check_options(st, options, mt->partition_keys, planned_from_table(relid), mt->refresh_mode);
 
@@ -914,16 +913,12 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 			appendStringInfo(&reset, "%s%s", reset.len ? ", " : "", quote_identifier(opt->key));
 	}
 
+	leaves = mt_leaf_relations(relid);
 	SPI_connect();
-	mt_spi_exec(psprintf("SELECT relid FROM pg_catalog.pg_partition_tree(%u::pg_catalog.oid::pg_catalog.regclass) "
-						 "WHERE isleaf", relid), SPI_OK_SELECT);
-	leaves = NIL;
-	for (i = 0; i < SPI_processed; i++)
-		leaves = lappend(leaves, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
 	mt_internal_depth++;
 	foreach(lc, leaves)
 	{
-		char	   *leaf = lfirst(lc);
+		char	   *leaf = mt_qualified_name(lfirst_oid(lc));
 
 		if (reset.len)
 			mt_spi_exec(psprintf("ALTER TABLE %s RESET (%s)", leaf, reset.data), SPI_OK_UTILITY);

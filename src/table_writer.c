@@ -42,6 +42,7 @@
 #include "storage/itemptr.h"
 #include "utils/snapmgr.h"
 
+#include "continuous_chain.h"
 #include "partitions.h"
 #include "table_writer.h"
 
@@ -75,6 +76,9 @@ struct MtWriter
 	int		   *compare;		/* positions in writable[] that are compared */
 	HTAB	   *old_rows;		/* OldRowBucket by hash */
 	MemoryContext old_context;
+
+	MtChainFeed *chain;			/* downstream CONTINUOUS tables, or NULL */
+	TupleDesc	chain_desc;
 
 	MtWriterCounts counts;
 };
@@ -140,6 +144,8 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 	ResultRelInfo *rri = w->rri;
 	Relation	target = w->rel;
 
+	if (w->chain)
+		mt_chain_row(w->chain, ExecCopySlotHeapTuple(slot), 1);
 	if (w->proute)
 	{
 		TupleConversionMap *map;
@@ -426,6 +432,27 @@ load_old_rows(MtWriter *w, const char *where, int nargs, Oid *argtypes, Datum *v
 	}
 }
 
+/* An old row as a tuple of the table (columns not compared are NULL). */
+static HeapTuple
+old_row_tuple(MtWriter *w, OldRow *row)
+{
+	TupleDesc	desc = w->chain_desc;
+	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
+	bool	   *isnull = palloc(sizeof(bool) * desc->natts);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		isnull[i] = true;
+	for (i = 0; i < w->ncompare; i++)
+	{
+		AttrNumber	att = w->writable[w->compare[i]];
+
+		values[att - 1] = row->values[i];
+		isnull[att - 1] = row->isnull[i];
+	}
+	return heap_form_tuple(desc, values, isnull);
+}
+
 /* Delete the old rows the query did not produce again. */
 static void
 delete_unmatched(MtWriter *w)
@@ -461,6 +488,8 @@ delete_unmatched(MtWriter *w)
 				elog(ERROR, "could not delete an old row of \"%s\" (result %d)",
 					 RelationGetRelationName(rel), (int) result);
 			w->counts.deleted++;
+			if (w->chain)
+				mt_chain_row(w->chain, old_row_tuple(w, row), -1);
 		}
 	}
 	if (rel)
@@ -526,6 +555,10 @@ mt_writer_begin(Oid relid, MtTable *mt, const char *where, int nargs, Oid *argty
 										   "materialized_table writer row",
 										   ALLOCSET_DEFAULT_SIZES);
 	load_old_rows(w, where, nargs, argtypes, values);
+	w->chain_desc = CreateTupleDescCopy(desc);
+	w->chain = mt_chain_begin(mt, w->chain_desc);
+	if (w->chain && !w->diff)
+		mt_chain_everything(w->chain);
 	return w;
 }
 
@@ -576,6 +609,7 @@ mt_writer_finish(MtWriter *w)
 		delete_unmatched(w);
 		MemoryContextDelete(w->old_context);
 	}
+	mt_chain_finish(w->chain);
 	MemoryContextDelete(w->row_context);
 	return w->counts;
 }

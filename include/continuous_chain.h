@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * continuous_chain.h
+ *	  Handing a materialized table's changes to the CONTINUOUS tables that
+ *	  read it (see continuous_chain.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_CHAIN_H
+#define MT_CONTINUOUS_CHAIN_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+#include "catalog.h"
+
+typedef struct MtChainFeed MtChainFeed;
+
+extern MtChainFeed *mt_chain_begin(MtTable *mt, TupleDesc desc);
+extern void mt_chain_row(MtChainFeed *feed, HeapTuple tuple, int sign);
+extern void mt_chain_everything(MtChainFeed *feed);
+extern void mt_chain_finish(MtChainFeed *feed);
+
+#endif							/* MT_CONTINUOUS_CHAIN_H */
