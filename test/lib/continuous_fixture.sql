@@ -1,0 +1,47 @@
+-- Sources and CONTINUOUS tables of every query shape, for the load and crash
+-- tests.  mt_mismatches(t) counts the rows in which a materialized table and
+-- its query differ (EXCEPT ALL both ways).
+DROP SCHEMA IF EXISTS load CASCADE;
+CREATE SCHEMA load;
+SET search_path = load, public;
+
+CREATE TABLE accounts (id int PRIMARY KEY, grp int NOT NULL, balance numeric NOT NULL);
+CREATE TABLE customers (id int PRIMARY KEY, region text NOT NULL);
+CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, ds date NOT NULL, amount numeric NOT NULL);
+INSERT INTO accounts SELECT i, i % 50, (i * 37) % 1000 FROM generate_series(1, 5000) i;
+INSERT INTO customers SELECT i, 'region ' || (i % 7) FROM generate_series(1, 500) i;
+INSERT INTO orders SELECT i, 1 + (i * 13) % 500, date '2024-01-01' + (i % 30), (i * 7) % 100 FROM generate_series(1, 20000) i;
+
+CREATE FUNCTION mt_mismatches(t regclass) RETURNS bigint LANGUAGE plpgsql AS $f$
+DECLARE
+    v text := (SELECT query_view::text FROM materialized_table_internal.mt_table WHERE relid = t);
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
+                   'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', t, v, v, t) INTO n;
+    RETURN n;
+END $f$;
+
+SELECT materialized_table.execute($$
+CREATE MATERIALIZED TABLE load.agg FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, count(*) AS n, sum(balance) AS total, avg(balance) AS average FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.minmax FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, min(balance) AS lo, max(balance) AS hi, string_agg(id::text, ',' ORDER BY id) AS ids
+  FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.joinagg FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.ds, c.region, count(*) AS n, sum(o.amount) AS total
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY o.ds, c.region;
+CREATE MATERIALIZED TABLE load.rich FRESHNESS = INTERVAL '2' SECOND AS
+  SELECT id, grp, balance FROM load.accounts WHERE balance > 900;
+CREATE MATERIALIZED TABLE load.global FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT count(*) AS n, sum(amount) AS total FROM load.orders;
+CREATE MATERIALIZED TABLE load.leftjoin FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.id, c.region, count(o.id) AS orders FROM load.customers c
+  LEFT JOIN load.orders o ON o.customer_id = c.id GROUP BY c.id, c.region;
+CREATE MATERIALIZED TABLE load.regions FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT DISTINCT region FROM load.customers;
+CREATE MATERIALIZED TABLE load.ranked FRESHNESS = INTERVAL '3' SECOND AS
+  SELECT id, grp, rank() OVER (PARTITION BY grp ORDER BY balance, id) AS r FROM load.accounts;
+CREATE MATERIALIZED TABLE load.chain FRESHNESS = INTERVAL '2' SECOND AS
+  SELECT grp, n, total FROM load.agg WHERE n > 95;
+$$);
