@@ -33,6 +33,18 @@ UPDATE smoke_src SET v = v * 10;
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE smoke_pmt REFRESH PARTITION (p = '0')$$);
 SELECT tableoid::regclass AS partition, p, count(*), sum(total) FROM smoke_pmt GROUP BY 1, 2 ORDER BY 2;
 
-SELECT materialized_table.execute('DROP MATERIALIZED TABLE smoke_mt; DROP MATERIALIZED TABLE smoke_pmt');
+-- with a primary key (an index the refresh maintains)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE smoke_pk (PRIMARY KEY (k) NOT ENFORCED)
+    FRESHNESS = INTERVAL '1' HOUR
+    AS SELECT k, sum(v) AS total FROM smoke_src GROUP BY k
+$$);
+INSERT INTO smoke_src VALUES (4, 4);
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE smoke_pk REFRESH');
+SET enable_seqscan = off;
+SELECT * FROM smoke_pk WHERE k = 4;
+RESET enable_seqscan;
+
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE smoke_mt; DROP MATERIALIZED TABLE smoke_pmt; DROP MATERIALIZED TABLE smoke_pk');
 SELECT count(*) FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'smoke%';
 DROP TABLE smoke_src;
