@@ -22,6 +22,8 @@
 #   MT_DEMO_PORT   port (default 5488)
 #   MT_SETUP_SKIP_APT=1   do not run apt-get
 set -euo pipefail
+# the socket directory must be an absolute path
+[ -n "${MT_DEMO_DIR:-}" ] && MT_DEMO_DIR=$(realpath -m "$MT_DEMO_DIR")
 cd "$(dirname "$0")/.."
 
 PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron postgresql-15-pgtap

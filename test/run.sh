@@ -29,6 +29,8 @@
 #   MT_TEST_SKIP_BUILD=1  do not build and install first
 set -uo pipefail
 
+# the socket directory must be an absolute path
+[ -n "${MT_TEST_DIR:-}" ] && MT_TEST_DIR=$(realpath -m "$MT_TEST_DIR")
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 

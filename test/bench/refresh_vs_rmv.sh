@@ -35,6 +35,8 @@
 #   MT_BENCH_CHANGE    fraction of source rows changed before each round (default 0.01)
 #   MT_BENCH_DB    database (default mt_bench)
 set -euo pipefail
+# the socket directory must be an absolute path
+[ -n "${MT_BENCH_DIR:-}" ] && MT_BENCH_DIR=$(realpath -m "$MT_BENCH_DIR")
 cd "$(dirname "$0")/../.."
 
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
