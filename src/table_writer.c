@@ -57,6 +57,7 @@ struct MtWriter
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
 	BulkInsertState bistate;
+	Oid			bistate_rel;	/* relation whose page bistate has pinned */
 	CommandId	cid;
 	TupleTableSlot *slot;		/* in the table's row type */
 	TupleTableSlot *pending_slot;	/* same, for rows read back from pending */
@@ -162,6 +163,17 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 	if (target->rd_att->constr)
 		ExecConstraints(rri, slot, w->estate);
 
+	/*
+	 * A BulkInsertState keeps the last page it wrote to pinned and writes
+	 * there again without looking at the relation: drop the pin whenever
+	 * the row goes to another partition (as COPY does), or the row lands
+	 * in the previous partition's page.
+	 */
+	if (RelationGetRelid(target) != w->bistate_rel)
+	{
+		ReleaseBulkInsertStatePin(w->bistate);
+		w->bistate_rel = RelationGetRelid(target);
+	}
 	table_tuple_insert(target, slot, w->cid, w->insert_options, w->bistate);
 	if (rri->ri_NumIndices > 0)
 		ExecInsertIndexTuples(rri, slot, w->estate, false, false, NULL, NIL);
@@ -307,6 +319,7 @@ writer_open_executor(MtWriter *w)
 	w->pending_slot = ExecInitExtraTupleSlot(w->estate, RelationGetDescr(rel),
 											 &TTSOpsMinimalTuple);
 	w->bistate = GetBulkInsertState();
+	w->bistate_rel = InvalidOid;
 }
 
 static void
@@ -316,8 +329,8 @@ writer_close_executor(MtWriter *w)
 	if (w->proute)
 		ExecCleanupTupleRouting(w->mtstate, w->proute);
 	w->proute = NULL;
-	ExecCloseIndices(w->rri);
 	ExecResetTupleTable(w->estate->es_tupleTable, false);
+	/* closes the indexes ExecOpenIndices opened; closing them twice fails */
 	ExecCloseResultRelations(w->estate);
 	ExecCloseRangeTableRelations(w->estate);
 	FreeExecutorState(w->estate);

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# test/run.sh: the whole test suite of materialized_table.
+#
+#   bash test/run.sh
+#
+# Builds and installs the extension, starts a private cluster configured for
+# it (scripts/pg_cluster.sh), creates database contrib_regression with
+# pg_cron and materialized_table, then runs in order:
+#
+#   1. pg_regress   sql/*.sql with expected/*.out         (make installcheck)
+#   2. isolation    test/isolation/specs/*.spec            (pg_isolation_regress)
+#   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
+#   4. crash        test/crash/*.sh                        (may kill the server)
+#
+# Every phase runs even if an earlier one failed; the summary at the end
+# says which failed, and the exit status is non-zero if any did.  The
+# cluster is stopped on exit, whatever happens.
+#
+# Works as root (the cluster then runs as the postgres OS user; initdb and
+# postgres refuse root) and as a normal user (the cluster runs as that user).
+#
+# Environment:
+#   PG_CONFIG     pg_config of the PostgreSQL to build for
+#                 (default /usr/lib/postgresql/15/bin/pg_config)
+#   PGBIN         its server binaries (default: pg_config --bindir)
+#   MT_TEST_PORT  port of the test cluster (default 55432)
+#   MT_TEST_DIR   directory of the test cluster (default: a fresh temporary
+#                 directory, removed after a successful run)
+#   MT_TEST_SKIP_BUILD=1  do not build and install first
+set -uo pipefail
+
+# the socket directory must be an absolute path
+[ -n "${MT_TEST_DIR:-}" ] && MT_TEST_DIR=$(realpath -m "$MT_TEST_DIR")
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
+PORT=${MT_TEST_PORT:-55432}
+if [ -n "${MT_TEST_DIR:-}" ]; then
+    DIR=$MT_TEST_DIR
+    DIR_IS_TEMP=0
+    mkdir -p "$DIR"
+else
+    DIR=$(mktemp -d /tmp/mt_test.XXXXXX)
+    DIR_IS_TEMP=1
+fi
+DB=contrib_regression
+
+# every client below talks to the test cluster over its Unix socket
+export PGHOST=$DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=$DB
+unset PGSERVICE PGPASSWORD PGOPTIONS
+
+PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1)
+
+declare -a SUMMARY=()
+FAILED=0
+
+say() { printf '\n=== %s\n' "$*"; }
+
+# record NAME STATUS: one line of the summary
+record() {
+    SUMMARY+=("$(printf '%-12s %s' "$1" "$2")")
+    case "$2" in FAIL*) FAILED=1 ;; esac
+}
+
+cleanup() {
+    local rc=$?
+    if [ -f "$DIR/data/postmaster.pid" ]; then
+        bash scripts/pg_cluster.sh stop "$DIR" || true
+    fi
+    if [ "$FAILED" = 0 ] && [ "$rc" = 0 ] && [ "$DIR_IS_TEMP" = 1 ]; then
+        rm -rf "$DIR"
+    else
+        echo "test cluster kept in $DIR (server log: $DIR/server.log)"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- build and install -------------------------------------------------------
+if [ "${MT_TEST_SKIP_BUILD:-0}" != 1 ]; then
+    say "build and install ($PG_CONFIG)"
+    if ! make -s PG_CONFIG="$PG_CONFIG" >"$DIR/build.log" 2>&1 ||
+       ! make -s PG_CONFIG="$PG_CONFIG" install >>"$DIR/build.log" 2>&1; then
+        cat "$DIR/build.log"
+        echo "build failed"
+        FAILED=1
+        exit 1
+    fi
+    # the build must stay warning-free
+    grep -E 'warning:' "$DIR/build.log" && echo "(build warnings above)"
+fi
+
+# --- cluster -------------------------------------------------------------------
+say "cluster in $DIR, port $PORT"
+# a reused directory may hold a server started by an older build
+bash scripts/pg_cluster.sh stop "$DIR"
+if ! bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"; then
+    cat "$DIR/initdb.log" "$DIR/server.log" 2>/dev/null | tail -50
+    FAILED=1
+    exit 1
+fi
+# the server runs as postgres when we are root: let it (and us) use the socket
+chmod 755 "$DIR"
+
+if ! "${PSQL[@]}" -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" \
+        -c "CREATE DATABASE $DB" ||
+   ! "${PSQL[@]}" -d "$DB" -c "CREATE EXTENSION pg_cron" \
+        -c "CREATE EXTENSION materialized_table"; then
+    tail -30 "$DIR/server.log"
+    FAILED=1
+    exit 1
+fi
+
+# --- 1. pg_regress ---------------------------------------------------------------
+if ls sql/*.sql >/dev/null 2>&1; then
+    say "pg_regress: sql/*.sql"
+    rm -f regression.diffs regression.out
+    if make -s PG_CONFIG="$PG_CONFIG" installcheck; then
+        record pg_regress PASS
+    else
+        [ -f regression.diffs ] && cat regression.diffs
+        record pg_regress "FAIL (diffs: $ROOT/regression.diffs)"
+    fi
+else
+    record pg_regress "none"
+fi
+
+# --- 2. isolation --------------------------------------------------------------
+specs=$(cd test/isolation/specs 2>/dev/null && ls *.spec 2>/dev/null | sed 's/\.spec$//')
+if [ -n "$specs" ]; then
+    say "isolation: test/isolation/specs/*.spec"
+    ISO=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress
+    OUT=test/isolation/output_iso
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
+    # shellcheck disable=SC2086
+    if "$ISO" --inputdir=test/isolation --outputdir="$OUT" --bindir="$PGBIN" \
+            --use-existing --dbname="$DB" $specs; then
+        record isolation PASS
+    else
+        [ -f "$OUT/regression.diffs" ] && cat "$OUT/regression.diffs"
+        record isolation "FAIL (diffs: $ROOT/$OUT/regression.diffs)"
+    fi
+else
+    record isolation "none"
+fi
+
+# --- 3. pgTAP --------------------------------------------------------------------
+# Each file runs in its own psql session, not wrapped in a transaction: many
+# tests must see what background workers do, so each file cleans up itself.
+if ls test/pgtap/*.sql >/dev/null 2>&1; then
+    say "pgTAP: test/pgtap/*.sql"
+    "${PSQL[@]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pgtap"
+    if pg_prove --psql-bin "$PGBIN/psql" --nocolor --failures --comments --merge \
+            test/pgtap/*.sql; then
+        record pgTAP PASS
+    else
+        record pgTAP FAIL
+    fi
+else
+    record pgTAP "none"
+fi
+
+# --- 4. crash tests ------------------------------------------------------------
+# Each script gets the cluster through the environment (PGHOST, PGPORT,
+# PGUSER, PGDATABASE, MT_TEST_DIR, MT_TEST_PORT, PGBIN) and may kill and
+# restart it with scripts/pg_cluster.sh; it must leave it running.
+ncrash=0
+crash_failed=""
+for t in test/crash/*.sh; do
+    [ -e "$t" ] || continue
+    [ "$ncrash" = 0 ] && say "crash tests: test/crash/*.sh"
+    ncrash=$((ncrash + 1))
+    name=$(basename "$t" .sh)
+    log="$DIR/crash_$name.log"
+    if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
+        echo "ok     $name"
+    else
+        echo "FAILED $name"
+        sed 's/^/    /' "$log"
+        crash_failed="$crash_failed $name"
+    fi
+    # a test that left the server down would fail every later one
+    if ! "$PGBIN/pg_isready" -q -t 5; then
+        bash scripts/pg_cluster.sh restart "$DIR"
+    fi
+done
+if [ "$ncrash" = 0 ]; then
+    record crash "none"
+elif [ -n "$crash_failed" ]; then
+    record crash "FAIL:$crash_failed"
+else
+    record crash "PASS ($ncrash scripts)"
+fi
+
+# --- summary ---------------------------------------------------------------------
+say "summary"
+printf '  %s\n' "${SUMMARY[@]}"
+if [ "$FAILED" != 0 ]; then
+    echo "FAILED"
+    exit 1
+fi
+echo "all tests passed"
