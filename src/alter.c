@@ -288,18 +288,6 @@ position_not_supported(MtStatement *st, MtColumn *col)
 				 mt_errposition(st->source, col->location)));
 }
 
-/* The type of expr over the table's columns. */
-static void
-expression_type(Oid relid, const char *expr, Oid *typid, int32 *typmod)
-{
-	SPI_connect();
-	mt_spi_exec(psprintf("SELECT (\n%s\n) FROM %s LIMIT 0", expr, mt_qualified_name(relid)),
-				SPI_OK_SELECT);
-	*typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-	*typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
-	SPI_finish();
-}
-
 static void
 forget_metadata(MtTable *mt, const char *name)
 {
@@ -381,7 +369,8 @@ add_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 					 mt_errposition(st->source, col->location)));
 			break;
 		case MT_COLUMN_COMPUTED:
-			expression_type(mt->relid, col->expr_text, &typid, &typmod);
+			mt_expression_type(st, col->expr_location, col->expr_text, table,
+							   "computed column expressions", true, &typid, &typmod, NULL);
 			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
 							   table, quote_identifier(col->name), type_sql(typid, typmod),
 							   col->expr_text));
@@ -459,7 +448,8 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 		int32		typmod;
 
 		/* PostgreSQL 15 cannot change a generation expression in place */
-		expression_type(mt->relid, col->expr_text, &typid, &typmod);
+		mt_expression_type(st, col->expr_location, col->expr_text, table,
+						   "computed column expressions", true, &typid, &typmod, NULL);
 		table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
 		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
 						   table, quote_identifier(col->name), type_sql(typid, typmod),
@@ -607,7 +597,8 @@ mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid)
 				 errdetail("Its type is %s.", format_type_be(att->atttypid)),
 				 mt_errposition(st->source, wm->location)));
 	table_close(rel, NoLock);
-	expression_type(relid, wm->expr_text, &typid, &typmod);
+	mt_expression_type(st, wm->expr_location, wm->expr_text, mt_qualified_name(relid),
+					   "watermark expressions", false, &typid, &typmod, NULL);
 	if (typid != TIMESTAMPOID && typid != TIMESTAMPTZOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),

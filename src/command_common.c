@@ -22,8 +22,11 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "mb/pg_wchar.h"
 #include "parser/analyze.h"
 #include "parser/parse_relation.h"
+#include "utils/plancache.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -367,4 +370,107 @@ mt_storage_options_sql(List *options)
 	if (buf.len)
 		appendStringInfoChar(&buf, ')');
 	return buf.data;
+}
+
+/*
+ * Error positions of an expression checked through generated SQL: an error
+ * inside the expression points at the same spot of the statement, any
+ * other error of that SQL at the expression's start.
+ */
+typedef struct MtExpressionErrorArg
+{
+	const char *source;			/* the statement text of execute() */
+	int			location;		/* byte offset of the expression there */
+	const char *sql;			/* the generated SQL */
+	int			sql_offset;		/* byte offset of the expression there */
+	int			expr_len;		/* its length in bytes */
+} MtExpressionErrorArg;
+
+static void
+expression_error_callback(void *arg)
+{
+	MtExpressionErrorArg *e = (MtExpressionErrorArg *) arg;
+	int			pos = getinternalerrposition();
+	int			start = pg_mbstrlen_with_len(e->sql, e->sql_offset);
+	int			len = pg_mbstrlen_with_len(e->sql + e->sql_offset, e->expr_len);
+	int			offset = 0;
+
+	if (e->source == NULL)
+		return;
+	if (pos > 0 && pos - 1 >= start && pos - 1 <= start + len)
+		offset = pos - 1 - start;
+	errposition(0);
+	internalerrposition(pg_mbstrlen_with_len(e->source, e->location) + offset + 1);
+	internalerrquery(e->source);
+}
+
+/*
+ * mt_expression_type
+ *		Check a computed column's or watermark's expression over the
+ *		columns that from_sql (a FROM item) provides, and give its type.
+ *
+ * The expression must be a scalar expression over the row, without
+ * aggregates, window functions, set-returning functions or subqueries;
+ * a computed column's (a generated column here) must also be immutable.  Errors point into
+ * the statement at location, where the expression was written.
+ */
+void
+mt_expression_type(MtStatement *st, int location, const char *expr_text,
+				   const char *from_sql, const char *what, bool immutable,
+				   Oid *typid, int32 *typmod, Oid *collid)
+{
+	MtExpressionErrorArg arg;
+	ErrorContextCallback callback;
+	StringInfoData sql;
+	SPIPlanPtr	plan;
+	CachedPlanSource *source;
+	Query	   *query;
+	TargetEntry *tle;
+	const char *problem = NULL;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT (\n");
+	arg.sql_offset = sql.len;
+	appendStringInfo(&sql, "%s\n) FROM %s LIMIT 0", expr_text, from_sql);
+	arg.source = st ? st->source : NULL;
+	arg.location = location;
+	arg.sql = sql.data;
+	arg.expr_len = strlen(expr_text);
+
+	callback.callback = expression_error_callback;
+	callback.arg = &arg;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+
+	SPI_connect();
+	plan = SPI_prepare(sql.data, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	source = linitial(SPI_plan_get_plan_sources(plan));
+	query = linitial_node(Query, source->query_list);
+	tle = linitial_node(TargetEntry, query->targetList);
+	if (query->hasAggs)
+		problem = "aggregate functions";
+	else if (query->hasWindowFuncs)
+		problem = "window functions";
+	else if (query->hasTargetSRFs)
+		problem = "set-returning functions";
+	else if (query->hasSubLinks)
+		problem = "subqueries";
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s are not allowed in %s", problem, what)));
+	if (immutable && contain_mutable_functions_after_planning(tle->expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("computed column expression is not immutable"),
+				 errdetail("PostgreSQL stores computed columns, so their expressions may only use immutable functions.")));
+	*typid = exprType((Node *) tle->expr);
+	*typmod = exprTypmod((Node *) tle->expr);
+	if (collid)
+		*collid = exprCollation((Node *) tle->expr);
+	SPI_finish();
+
+	error_context_stack = callback.previous;
 }

@@ -63,6 +63,7 @@ typedef struct PlannedColumn
 	bool		not_null;
 	char	   *comment;
 	char	   *expr_text;		/* computed */
+	int			expr_location;
 	char	   *metadata_key;	/* metadata */
 } PlannedColumn;
 
@@ -264,7 +265,10 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 		pc->comment = def->comment;
 		pc->not_null = def->not_null;
 		if (def->kind == MT_COLUMN_COMPUTED)
+		{
 			pc->expr_text = def->expr_text;
+			pc->expr_location = def->expr_location;
+		}
 		else
 		{
 			Oid			from = TIMESTAMPTZOID;
@@ -481,39 +485,35 @@ check_distribution(MtStatement *st, MtDistribution *d, MtPrimaryKey *pk, List *p
 
 /* The type of a computed column's expression over the planned columns. */
 static void
-resolve_computed_types(List *planned)
+resolve_computed_types(MtStatement *st, List *planned)
 {
 	ListCell   *lc;
 
 	foreach(lc, planned)
 	{
 		PlannedColumn *pc = lfirst(lc);
-		StringInfoData sql;
+		StringInfoData from;
 		ListCell   *lc2;
-		bool		first = true;
 
 		if (pc->kind != MT_COLUMN_COMPUTED)
 			continue;
-		initStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT (\n%s\n) FROM (SELECT ", pc->expr_text);
+		initStringInfo(&from);
+		appendStringInfoString(&from, "(SELECT ");
 		foreach(lc2, planned)
 		{
 			PlannedColumn *other = lfirst(lc2);
 
 			if (other->kind == MT_COLUMN_COMPUTED)
 				continue;
-			appendStringInfo(&sql, "%sCAST(NULL AS %s) AS %s", first ? "" : ", ",
-							 format_type_with_typemod(other->typid, other->typmod),
+			appendStringInfo(&from, "%sCAST(NULL AS %s) AS %s", from.len > 8 ? ", " : "",
+							 format_type_extended(other->typid, other->typmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
 							 quote_identifier(other->name));
-			first = false;
 		}
-		appendStringInfoString(&sql, ") AS s LIMIT 0");
-		SPI_connect();
-		mt_spi_exec(sql.data, SPI_OK_SELECT);
-		pc->typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-		pc->typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
-		pc->collid = TupleDescAttr(SPI_tuptable->tupdesc, 0)->attcollation;
-		SPI_finish();
+		appendStringInfo(&from, ") AS %s", quote_identifier(st->create->name->name));
+		mt_expression_type(st, pc->expr_location, pc->expr_text, from.data,
+						   "computed column expressions", true,
+						   &pc->typid, &pc->typmod, &pc->collid);
 	}
 }
 
@@ -693,7 +693,7 @@ create_new(MtStatement *st, Oid nspid)
 	check_partition_keys(st, c, planned, qcols);
 	check_options(st, c->options, c->partition_keys, planned, mode);
 	check_distribution(st, c->distribution, pk, planned);
-	resolve_computed_types(planned);
+	resolve_computed_types(st, planned);
 
 	/* the table */
 	qualified = quote_qualified_identifier(get_namespace_name(nspid), c->name->name);

@@ -348,16 +348,86 @@ parse_qualified_name(MtParser *p)
  * ---------------------------------------------------------------------
  */
 
-/* A copy of buf with everything outside [start, end) blanked. */
+/*
+ * blank_outside
+ *		A copy of buf with everything outside [start, end) blanked, for
+ *		PostgreSQL's parser; head (if not NULL) overwrites its beginning.
+ *
+ * PostgreSQL reports positions in characters, counted from the start of
+ * the text it parsed, and our error callback shows them against the
+ * original text: so the part before start must keep both its length in
+ * bytes (parse trees carry byte offsets) and its number of characters.
+ * Blanking byte by byte keeps the first but not the second when the part
+ * holds multibyte characters (a non-ASCII table name, say); then those
+ * characters go into a comment at the beginning, and as many ASCII bytes
+ * as the comment's delimiters need are dropped.
+ */
 static char *
-blank_outside(MtParser *p, int start, int end)
+blank_outside(MtParser *p, int start, int end, const char *head)
 {
-	char	   *copy = pstrdup(p->buf);
+	char	   *copy = palloc(p->buflen + 1);
+	int			headlen = head ? strlen(head) : 0;
+	int			ascii = 0;
+	int			mb = 0;
 	int			i;
 
-	for (i = 0; i < p->buflen; i++)
-		if ((i < start || i >= end) && copy[i] != '\n')
-			copy[i] = ' ';
+	for (i = 0; i < start;)
+	{
+		int			len = pg_mblen(p->buf + i);
+
+		if (len > 1)
+			mb += len;
+		else
+			ascii++;
+		i += len;
+	}
+
+	if (mb == 0 || ascii < headlen + 4)
+	{
+		memcpy(copy, p->buf, p->buflen + 1);
+		for (i = 0; i < p->buflen; i++)
+			if ((i < start || i >= end) && copy[i] != '\n')
+				copy[i] = ' ';
+		if (head)
+			memcpy(copy, head, headlen);
+	}
+	else
+	{
+		int			out = headlen;
+		int			skip = headlen + 4;
+
+		if (head)
+			memcpy(copy, head, headlen);
+		copy[out++] = '/';
+		copy[out++] = '*';
+		for (i = 0; i < start;)
+		{
+			int			len = pg_mblen(p->buf + i);
+
+			if (len > 1)
+			{
+				memcpy(copy + out, p->buf + i, len);
+				out += len;
+			}
+			i += len;
+		}
+		copy[out++] = '*';
+		copy[out++] = '/';
+		for (i = 0; i < start; i++)
+		{
+			if (IS_HIGHBIT_SET(p->buf[i]))
+				continue;
+			if (skip > 0)
+				skip--;
+			else
+				copy[out++] = p->buf[i] == '\n' ? '\n' : ' ';
+		}
+		Assert(out == start);
+		memcpy(copy + start, p->buf + start, p->buflen - start + 1);
+		for (i = end; i < p->buflen; i++)
+			if (copy[i] != '\n')
+				copy[i] = ' ';
+	}
 	return copy;
 }
 
@@ -391,8 +461,10 @@ parse_expression(MtParser *p, int from, int to, char **text)
 	if (from >= to)
 		syntax_error(p, "an expression");
 	Assert(start >= 7);
-	copy = blank_outside(p, start, end);
-	memcpy(copy, "SELECT", 6);
+	while (end > start && isspace((unsigned char) p->buf[end - 1]))
+		end--;
+	copy = blank_outside(p, start, end, "SELECT ");
+	copy[end] = '\0';
 	raw = raw_parser(copy, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1 ||
 		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
@@ -467,7 +539,11 @@ parse_query(MtParser *p)
 		syntax_error(p, "a query after AS");
 	start = cur(p)->location;
 	end = p->toks[p->stmt_end].location;
-	q->parse_source = blank_outside(p, start, end);
+	while (end > start && isspace((unsigned char) p->buf[end - 1]))
+		end--;
+	/* cut after the query, so that "end of input" points right behind it */
+	q->parse_source = blank_outside(p, start, end, NULL);
+	q->parse_source[end] = '\0';
 	raw = raw_parser(q->parse_source, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1)
 		ereport(ERROR,
@@ -477,7 +553,7 @@ parse_query(MtParser *p)
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
 		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("the query of a materialized table must be a SELECT statement"),
 				 mt_errposition(p->source, start)));
 	q->stmt = (SelectStmt *) rs->stmt;
@@ -703,6 +779,7 @@ parse_watermark(MtParser *p)
 	from = p->pos;
 	to = expression_end(p, stop);
 	wm->expr = parse_expression(p, from, to, &wm->expr_text);
+	wm->expr_location = p->toks[from].location;
 	p->pos = to;
 	return wm;
 }
@@ -749,6 +826,7 @@ parse_column(MtParser *p)
 
 		col->kind = MT_COLUMN_COMPUTED;
 		col->expr = parse_expression(p, from, to, &col->expr_text);
+		col->expr_location = p->toks[from].location;
 		p->pos = to;
 	}
 	else if (!at_type_stop(p))
@@ -1447,6 +1525,20 @@ tokenize(MtParser *p)
 			t->quoted = (type == IDENT && (p->buf[yylloc] == '"' ||
 										   p->buf[yylloc] == 'U' ||
 										   p->buf[yylloc] == 'u'));
+			/* a doubled backtick inside `name` stands for one backtick */
+			if (t->quoted && p->source[yylloc] == '`' && t->str)
+			{
+				char	   *r = t->str;
+				char	   *w = t->str;
+
+				while (*r)
+				{
+					if (r[0] == '`' && r[1] == '`')
+						r++;
+					*w++ = *r++;
+				}
+				*w = '\0';
+			}
 		}
 		else if (type >= 0 && type < 256)
 			 /* single-character token */ ;
