@@ -56,6 +56,7 @@ struct MtWriter
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
 	BulkInsertState bistate;
+	Oid			bistate_relid;	/* the relation bistate's pinned buffer is of */
 	CommandId	cid;
 	TupleTableSlot *slot;		/* in the table's row type */
 	TupleTableSlot *pending_slot;	/* same, for rows read back from pending */
@@ -156,6 +157,16 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 	if (target->rd_att->constr)
 		ExecConstraints(rri, slot, w->estate);
 
+	/*
+	 * A bulk insert state keeps the buffer it last inserted into pinned
+	 * and reuses it by block number only: moving to another partition
+	 * without releasing it would write the row into the wrong relation.
+	 */
+	if (w->bistate_relid != RelationGetRelid(target))
+	{
+		ReleaseBulkInsertStatePin(w->bistate);
+		w->bistate_relid = RelationGetRelid(target);
+	}
 	table_tuple_insert(target, slot, w->cid, w->insert_options, w->bistate);
 	if (rri->ri_NumIndices > 0)
 		ExecInsertIndexTuples(rri, slot, w->estate, false, false, NULL, NIL);
@@ -301,6 +312,7 @@ writer_open_executor(MtWriter *w)
 	w->pending_slot = ExecInitExtraTupleSlot(w->estate, RelationGetDescr(rel),
 											 &TTSOpsMinimalTuple);
 	w->bistate = GetBulkInsertState();
+	w->bistate_relid = InvalidOid;
 }
 
 static void
