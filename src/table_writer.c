@@ -322,7 +322,7 @@ writer_close_executor(MtWriter *w)
 	if (w->proute)
 		ExecCleanupTupleRouting(w->mtstate, w->proute);
 	w->proute = NULL;
-	ExecCloseIndices(w->rri);
+	/* ExecCloseResultRelations closes w->rri's indexes (once only) */
 	ExecResetTupleTable(w->estate->es_tupleTable, false);
 	ExecCloseResultRelations(w->estate);
 	ExecCloseRangeTableRelations(w->estate);
