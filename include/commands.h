@@ -62,6 +62,7 @@ extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestleve
 extern void mt_spi_exec(const char *sql, int expected);
 extern char *mt_storage_options_sql(List *options);
 extern bool mt_is_storage_option(const char *key);
+extern void mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod);
 extern void mt_expression_type(MtStatement *st, int location, const char *expr_text,
 							   const char *from_sql, const char *what, bool immutable,
 							   Oid *typid, int32 *typmod, Oid *collid);

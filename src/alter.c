@@ -334,7 +334,7 @@ check_metadata_column(MtStatement *st, MtColumn *col, Oid *typid, int32 *typmod)
 				 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
 						   METADATA_REFRESH_TIME),
 				 mt_errposition(st->source, col->location)));
-	typenameTypeIdAndMod(NULL, col->type_name, typid, typmod);
+	mt_type_id_and_mod(st, col->type_name, typid, typmod);
 	if (!can_coerce_type(1, &from, typid, COERCION_EXPLICIT))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -424,7 +424,7 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 			int32		typmod = -1;
 
 			if (col->type_name)
-				typenameTypeIdAndMod(NULL, col->type_name, &typid, &typmod);
+				mt_type_id_and_mod(st, col->type_name, &typid, &typmod);
 			if (col->kind != MT_COLUMN_PHYSICAL || typid != att->atttypid ||
 				typmod != att->atttypmod)
 				ereport(ERROR,

@@ -26,6 +26,7 @@
 #include "mb/pg_wchar.h"
 #include "parser/analyze.h"
 #include "parser/parse_relation.h"
+#include "parser/parse_type.h"
 #include "utils/plancache.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -473,4 +474,19 @@ mt_expression_type(MtStatement *st, int location, const char *expr_text,
 	SPI_finish();
 
 	error_context_stack = callback.previous;
+}
+
+/*
+ * mt_type_id_and_mod
+ *		typenameTypeIdAndMod() for a type of a column list: errors point at
+ *		the type in the statement (the parser set its location there).
+ */
+void
+mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod)
+{
+	ParseState *pstate = make_parsestate(NULL);
+
+	pstate->p_sourcetext = st ? st->source : NULL;
+	typenameTypeIdAndMod(pstate, type_name, typid, typmod);
+	free_parsestate(pstate);
 }

@@ -173,7 +173,7 @@ plan_physical(MtStatement *st, MtQueryColumn *qc, MtColumn *def)
 		Oid			typid;
 		int32		typmod;
 
-		typenameTypeIdAndMod(NULL, def->type_name, &typid, &typmod);
+		mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
 		if (!can_coerce_type(1, &qc->typid, &typid, COERCION_ASSIGNMENT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -210,6 +210,22 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 
 		if (def->kind == MT_COLUMN_PHYSICAL)
 			physical = lappend(physical, def);
+	}
+
+	/* a table cannot have two columns of one name, as CREATE TABLE AS says */
+	foreach(lc, qcols)
+	{
+		MtQueryColumn *qc = lfirst(lc);
+		ListCell   *lc2;
+
+		for_each_cell(lc2, qcols, lnext(qcols, lc))
+			if (strcmp(((MtQueryColumn *) lfirst(lc2))->name, qc->name) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" specified more than once", qc->name),
+						 errdetail("The query produces more than one column named \"%s\".", qc->name),
+						 errhint("Give the query's columns distinct names with AS."),
+						 mt_errposition(st->source, c->query->location)));
 	}
 
 	if (physical != NIL && list_length(physical) != list_length(qcols))
@@ -281,7 +297,7 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 						 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
 								   METADATA_REFRESH_TIME),
 						 mt_errposition(st->source, def->location)));
-			typenameTypeIdAndMod(NULL, def->type_name, &pc->typid, &pc->typmod);
+			mt_type_id_and_mod(st, def->type_name, &pc->typid, &pc->typmod);
 			pc->collid = get_typcollation(pc->typid);
 			if (!can_coerce_type(1, &from, &pc->typid, COERCION_EXPLICIT))
 				ereport(ERROR,
@@ -321,6 +337,36 @@ primary_key_of(MtStatement *st, MtCreateStmt *c)
 		pk->location = def->location;
 	}
 	return pk;
+}
+
+/*
+ * PostgreSQL enforces a key per partition, so a partitioned table's key
+ * must contain the columns it is partitioned by: the PARTITIONED BY
+ * columns, or else the distribution's.
+ */
+static void
+check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char *clause)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		char	   *name = strVal(lfirst(lc));
+		ListCell   *lc2;
+		bool		found = false;
+
+		foreach(lc2, pk->columns)
+			if (strcmp(strVal(lfirst(lc2)), name) == 0)
+				found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("primary key of a materialized table with %s must include column \"%s\"",
+							clause, name),
+					 errdetail("PostgreSQL checks the key within each partition, so the key must contain the columns the table is partitioned by."),
+					 errhint("Add \"%s\" to the primary key.", name),
+					 mt_errposition(st->source, pk->location)));
+	}
 }
 
 static void
@@ -693,6 +739,10 @@ create_new(MtStatement *st, Oid nspid)
 	check_partition_keys(st, c, planned, qcols);
 	check_options(st, c->options, c->partition_keys, planned, mode);
 	check_distribution(st, c->distribution, pk, planned);
+	if (pk && c->partition_keys)
+		check_key_covers(st, pk, c->partition_keys, "PARTITIONED BY");
+	if (pk && c->distribution)
+		check_key_covers(st, pk, c->distribution->columns, "DISTRIBUTED BY");
 	resolve_computed_types(st, planned);
 
 	/* the table */

@@ -583,7 +583,8 @@ static char *parse_type_text(MtParser *p);
 
 static const char *const type_stop_words[] = {
 	"not", "null", "primary", "constraint", "comment", "metadata",
-	"first", "after", NULL
+	"first", "after", "unique", "check", "default", "references",
+	"generated", NULL
 };
 
 static bool
@@ -805,6 +806,20 @@ parse_column_place(MtParser *p, MtColumn *col)
 				 mt_errposition(p->source, location)));
 }
 
+typedef struct TypeLocation
+{
+	const char *source;
+	int			location;
+} TypeLocation;
+
+static void
+type_error_callback(void *arg)
+{
+	TypeLocation *where = (TypeLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
 /*
  * A column: "name", "name type [...]", "name AS expr" or
  * "name type METADATA [FROM 'key'] [VIRTUAL]".
@@ -831,8 +846,19 @@ parse_column(MtParser *p)
 	}
 	else if (!at_type_stop(p))
 	{
+		int			type_location = cur(p)->location;
+		ErrorContextCallback callback;
+		TypeLocation where = {p->source, type_location};
+
 		col->type_text = parse_type_text(p);
+		/* errors about the translated type point at the type as written */
+		callback.callback = type_error_callback;
+		callback.arg = &where;
+		callback.previous = error_context_stack;
+		error_context_stack = &callback;
 		col->type_name = typeStringToTypeName(col->type_text);
+		error_context_stack = callback.previous;
+		col->type_name->location = type_location;
 		if (accept_word(p, "not"))
 		{
 			expect_word(p, "null", "NULL");
