@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/reloptions.h"
 #include "access/table.h"
 #include "catalog/pg_collation.h"
 #include "nodes/makefuncs.h"
@@ -420,6 +421,51 @@ check_partition_keys(MtStatement *st, MtCreateStmt *c, List *planned, List *qcol
 	}
 }
 
+typedef struct OptionLocation
+{
+	const char *source;
+	int			location;
+} OptionLocation;
+
+static void
+option_error_callback(void *arg)
+{
+	OptionLocation *where = (OptionLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
+/*
+ * check_storage_option
+ *		Let PostgreSQL validate a storage parameter now, so that a bad value
+ *		is reported at the option rather than from generated DDL.
+ */
+static void
+check_storage_option(MtStatement *st, MtOption *opt)
+{
+	static const char *const validnsps[] = HEAP_RELOPT_NAMESPACES;
+	const char *dot = strchr(opt->key, '.');
+	OptionLocation where = {st->source, opt->location};
+	ErrorContextCallback callback;
+	DefElem    *def;
+	Datum		reloptions;
+
+	if (dot)
+		def = makeDefElemExtended(pnstrdup(opt->key, dot - opt->key), pstrdup(dot + 1),
+								  (Node *) makeString(pstrdup(opt->value)), DEFELEM_UNSPEC, -1);
+	else
+		def = makeDefElem(pstrdup(opt->key), (Node *) makeString(pstrdup(opt->value)), -1);
+
+	callback.callback = option_error_callback;
+	callback.arg = &where;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	reloptions = transformRelOptions((Datum) 0, list_make1(def), dot ? "toast" : NULL,
+									 (char **) validnsps, false, false);
+	(void) heap_reloptions(dot ? RELKIND_TOASTVALUE : RELKIND_RELATION, reloptions, true);
+	error_context_stack = callback.previous;
+}
+
 /*
  * check_options
  *		WITH options: date formatters must name a string partition column
@@ -484,7 +530,9 @@ check_options(MtStatement *st, List *options, List *partition_keys, List *planne
 						 errmsg("option \"sink.parallelism\" must be a positive integer"),
 						 mt_errposition(st->source, opt->location)));
 		}
-		else if (!mt_is_storage_option(opt->key))
+		else if (mt_is_storage_option(opt->key))
+			check_storage_option(st, opt);
+		else
 			ereport(NOTICE,
 					(errmsg("option \"%s\" is kept but has no effect in PostgreSQL", opt->key)));
 	}

@@ -1045,7 +1045,8 @@ parse_freshness(MtParser *p)
 	const char *value;
 	const char *unit;
 	const char *s;
-	bool		negative = false;
+	bool		outer_minus = false;
+	bool		negative;
 	int64		n = 0;
 	int			value_location;
 	int			i;
@@ -1061,40 +1062,10 @@ parse_freshness(MtParser *p)
 				 mt_errposition(p->source, f->location)));
 	value_location = cur(p)->location;
 	if (accept_char(p, '-'))
-		negative = true;
+		outer_minus = true;
 	value = parse_string(p, "a quoted number such as '1'");
 
-	s = value;
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s == '-' || *s == '+')
-		negative ^= (*s++ == '-');
-	if (!isdigit((unsigned char) *s))
-		n = -1;
-	for (; isdigit((unsigned char) *s); s++)
-	{
-		n = n * 10 + (*s - '0');
-		if (n > INT_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("materialized table freshness \"%s\" is out of range", value),
-					 mt_errposition(p->source, value_location)));
-	}
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s != '\0' || n < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("materialized table freshness must be a positive integer"),
-				 errdetail("The interval value \"%s\" is not an integer.", value),
-				 mt_errposition(p->source, value_location)));
-	if (negative || n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("materialized table freshness must be a positive integer"),
-				 errdetail("The interval value is %s%s.", negative && n != 0 ? "-" : "", value),
-				 mt_errposition(p->source, value_location)));
-
+	/* the unit first: a compound or unsupported unit is the real fault */
 	unit = at_end(p) ? NULL : token_word(cur(p));
 	for (i = 0; unit && i < lengthof(units); i++)
 		if (strcmp(unit, units[i].word) == 0)
@@ -1114,7 +1085,6 @@ parse_freshness(MtParser *p)
 		syntax_error(p, "SECOND, MINUTE, HOUR or DAY");
 	}
 	f->unit = units[i].unit;
-	f->value = n;
 	advance(p);
 	if (token_is_word(cur(p), "to") || token_is_char(cur(p), '('))
 		ereport(ERROR,
@@ -1122,6 +1092,41 @@ parse_freshness(MtParser *p)
 				 errmsg("materialized table freshness must use a single time unit"),
 				 errhint("Use SECOND, MINUTE, HOUR or DAY."),
 				 mt_errposition(p->source, cur(p)->location)));
+
+	s = value;
+	while (isspace((unsigned char) *s))
+		s++;
+	negative = outer_minus;
+	if (*s == '-' || *s == '+')
+		negative ^= (*s++ == '-');
+	if (!isdigit((unsigned char) *s))
+		n = -1;
+	for (; isdigit((unsigned char) *s); s++)
+	{
+		n = n * 10 + (*s - '0');
+		if (n > INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("materialized table freshness \"%s\" is out of range", value),
+					 mt_errposition(p->source, value_location)));
+	}
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s != '\0' || n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("materialized table freshness must be a positive integer"),
+				 errdetail("The interval value \"%s%s\" is not an integer.",
+						   outer_minus ? "-" : "", value),
+				 mt_errposition(p->source, value_location)));
+	if (negative || n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("materialized table freshness must be a positive integer"),
+				 errdetail("The interval value is %s.",
+						   n == 0 ? "zero" : "negative"),
+				 mt_errposition(p->source, value_location)));
+	f->value = n;
 	return f;
 }
 
