@@ -203,7 +203,9 @@ check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(viewid)};
 	const char *sql =
-	"SELECT pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid) "
+	"SELECT pg_catalog.replace(pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid), "
+	"                          pg_catalog.pg_my_temp_schema()::pg_catalog.regnamespace::pg_catalog.text || '.', "
+	"                          'pg_temp.') "
 	"  FROM pg_catalog.pg_depend d "
 	"  JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
 	"       AND d.objid = r.oid "

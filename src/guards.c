@@ -26,6 +26,7 @@
 #include "catalog/pg_class.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
 #include "tcop/utility.h"
@@ -124,6 +125,56 @@ alter_keeps_shape(AlterTableCmd *cmd)
 	}
 }
 
+/*
+ * A column a materialized table's query reads cannot change type: the
+ * hidden view holding the query forbids it, but PostgreSQL's message would
+ * name that view.  Name the materialized table instead.
+ */
+static void
+check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
+{
+	Oid			relid = RangeVarGetRelid(alter->relation, NoLock, true);
+	AttrNumber	attnum;
+	Oid			types[2] = {OIDOID, INT2OID};
+	Datum		values[2];
+	Oid			user = InvalidOid;
+
+	if (!OidIsValid(relid) || cmd->name == NULL)
+		return;
+	attnum = get_attnum(relid, cmd->name);
+	if (attnum == InvalidAttrNumber)
+		return;
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum(attnum);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT t.relid::pg_catalog.oid"
+							  "  FROM pg_catalog.pg_depend d"
+							  "  JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid"
+							  "  JOIN materialized_table_internal.mt_table t"
+							  "    ON t.query_view::pg_catalog.oid = r.ev_class"
+							  " WHERE d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+							  "   AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
+							  "   AND d.refobjid = $1 AND d.refobjsubid = $2"
+							  " ORDER BY 1 LIMIT 1",
+							  2, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		user = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											  1, &isnull));
+	}
+	if (OidIsValid(user))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot alter type of column \"%s\" of table \"%s\"",
+						cmd->name, get_rel_name(relid)),
+				 errdetail("The query of materialized table \"%s\" reads the column.",
+						   get_rel_name(user)),
+				 errhint("Drop the materialized table first, and create it again afterwards.")));
+	SPI_finish();
+}
+
 static void
 check_utility(Node *parsetree)
 {
@@ -152,9 +203,15 @@ check_utility(Node *parsetree)
 			{
 				AlterTableStmt *alter = (AlterTableStmt *) parsetree;
 
-				if (alter->objtype != OBJECT_TABLE ||
-					!OidIsValid(mt = owning_mt(alter->relation)))
+				if (alter->objtype != OBJECT_TABLE)
 					break;
+				if (!OidIsValid(mt = owning_mt(alter->relation)))
+				{
+					foreach(lc, alter->cmds)
+						if (((AlterTableCmd *) lfirst(lc))->subtype == AT_AlterColumnType)
+							check_source_column_type(alter, lfirst(lc));
+					break;
+				}
 				foreach(lc, alter->cmds)
 					if (!alter_keeps_shape(lfirst(lc)))
 						refuse_alter(mt, "alter the columns or partitions of");
@@ -205,12 +262,32 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
+/* The MT that ALTER TABLE ... RENAME TO or SET SCHEMA is about to move. */
+static Oid
+renamed_materialized_table(Node *parsetree)
+{
+	RangeVar   *rv = NULL;
+	Oid			relid;
+
+	if (IsA(parsetree, RenameStmt) &&
+		((RenameStmt *) parsetree)->renameType == OBJECT_TABLE)
+		rv = ((RenameStmt *) parsetree)->relation;
+	else if (IsA(parsetree, AlterObjectSchemaStmt) &&
+			 ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE)
+		rv = ((AlterObjectSchemaStmt *) parsetree)->relation;
+	if (rv == NULL)
+		return InvalidOid;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	return mt_is_materialized_table(relid) ? relid : InvalidOid;
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
 				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			renamed = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 		mt_pipeline_database_dropped(((DropdbStmt *) parsetree)->dbname);
@@ -219,6 +296,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		check_utility(parsetree);
 		if (drops_this_extension(parsetree))
 			mt_pipeline_extension_dropped();
+		renamed = renamed_materialized_table(parsetree);
 	}
 
 	if (prev_process_utility)
@@ -227,6 +305,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+
+	/* its pg_cron job is named after the table: follow renames */
+	if (OidIsValid(renamed) && mt_extension_ready())
+		mt_pipeline_owner_changed(renamed);
 
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
