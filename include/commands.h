@@ -62,6 +62,11 @@ extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestleve
 extern void mt_spi_exec(const char *sql, int expected);
 extern char *mt_storage_options_sql(List *options);
 extern bool mt_is_storage_option(const char *key);
+extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,
+								   Oid relid);
+extern List *mt_primary_key_columns(Oid relid);
+extern void mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns,
+								const char *clause);
 extern void mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod);
 extern void mt_expression_type(MtStatement *st, int location, const char *expr_text,
 							   const char *from_sql, const char *what, bool immutable,

@@ -28,6 +28,8 @@
 #include "parser/parse_relation.h"
 #include "parser/parse_type.h"
 #include "utils/plancache.h"
+#include "utils/ruleutils.h"
+#include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -417,10 +419,11 @@ expression_error_callback(void *arg)
  * a computed column's (a generated column here) must also be immutable.  Errors point into
  * the statement at location, where the expression was written.
  */
-void
-mt_expression_type(MtStatement *st, int location, const char *expr_text,
-				   const char *from_sql, const char *what, bool immutable,
-				   Oid *typid, int32 *typmod, Oid *collid)
+static void
+expression_check(MtStatement *st, int location, const char *expr_text,
+				 const char *from_sql, const char *what, bool immutable,
+				 Oid *typid, int32 *typmod, Oid *collid,
+				 Oid deparse_relid, char **deparsed)
 {
 	MtExpressionErrorArg arg;
 	ErrorContextCallback callback;
@@ -430,6 +433,7 @@ mt_expression_type(MtStatement *st, int location, const char *expr_text,
 	Query	   *query;
 	TargetEntry *tle;
 	const char *problem = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT (\n");
@@ -469,13 +473,50 @@ mt_expression_type(MtStatement *st, int location, const char *expr_text,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("computed column expression is not immutable"),
 				 errdetail("PostgreSQL stores computed columns, so their expressions may only use immutable functions.")));
-	*typid = exprType((Node *) tle->expr);
-	*typmod = exprTypmod((Node *) tle->expr);
+	if (typid)
+		*typid = exprType((Node *) tle->expr);
+	if (typmod)
+		*typmod = exprTypmod((Node *) tle->expr);
 	if (collid)
 		*collid = exprCollation((Node *) tle->expr);
+	if (deparsed)
+	{
+		/* the table is the query's only range table entry, as in pg_get_expr */
+		char	   *text = deparse_expression((Node *) tle->expr,
+											  deparse_context_for(get_rel_name(deparse_relid),
+																  deparse_relid),
+											  false, false);
+
+		*deparsed = MemoryContextStrdup(caller, text);
+	}
 	SPI_finish();
 
 	error_context_stack = callback.previous;
+}
+
+void
+mt_expression_type(MtStatement *st, int location, const char *expr_text,
+				   const char *from_sql, const char *what, bool immutable,
+				   Oid *typid, int32 *typmod, Oid *collid)
+{
+	expression_check(st, location, expr_text, from_sql, what, immutable,
+					 typid, typmod, collid, InvalidOid, NULL);
+}
+
+/*
+ * mt_expression_deparse
+ *		A computed column's expression over the table's columns as
+ *		pg_get_expr() would show it, to compare with an existing one.
+ */
+char *
+mt_expression_deparse(MtStatement *st, int location, const char *expr_text, Oid relid)
+{
+	char	   *deparsed;
+
+	expression_check(st, location, expr_text, mt_qualified_name(relid),
+					 "computed column expressions", true, NULL, NULL, NULL,
+					 relid, &deparsed);
+	return deparsed;
 }
 
 /*
@@ -491,4 +532,35 @@ mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typm
 	pstate->p_sourcetext = st ? st->source : NULL;
 	typenameTypeIdAndMod(pstate, type_name, typid, typmod);
 	free_parsestate(pstate);
+}
+
+/*
+ * mt_check_key_covers
+ *		PostgreSQL enforces a key per partition, so a partitioned table's
+ *		key must contain the columns it is partitioned by: the PARTITIONED
+ *		BY columns, or else the distribution's.
+ */
+void
+mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char *clause)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		char	   *name = strVal(lfirst(lc));
+		ListCell   *lc2;
+		bool		found = false;
+
+		foreach(lc2, pk->columns)
+			if (strcmp(strVal(lfirst(lc2)), name) == 0)
+				found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("primary key of a materialized table with %s must include column \"%s\"",
+							clause, name),
+					 errdetail("PostgreSQL checks the key within each partition, so the key must contain the columns the table is partitioned by."),
+					 errhint("Add \"%s\" to the primary key.", name),
+					 mt_errposition(st->source, pk->location)));
+	}
 }

@@ -37,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
 #include "commands.h"
 #include "date_format.h"
@@ -67,6 +68,8 @@ typedef struct PlannedColumn
 	int			expr_location;
 	char	   *metadata_key;	/* metadata */
 } PlannedColumn;
+
+static List *planned_from_table(Oid relid);
 
 static MtQueryColumn *
 find_query_column(List *qcols, const char *name)
@@ -338,36 +341,6 @@ primary_key_of(MtStatement *st, MtCreateStmt *c)
 		pk->location = def->location;
 	}
 	return pk;
-}
-
-/*
- * PostgreSQL enforces a key per partition, so a partitioned table's key
- * must contain the columns it is partitioned by: the PARTITIONED BY
- * columns, or else the distribution's.
- */
-static void
-check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char *clause)
-{
-	ListCell   *lc;
-
-	foreach(lc, columns)
-	{
-		char	   *name = strVal(lfirst(lc));
-		ListCell   *lc2;
-		bool		found = false;
-
-		foreach(lc2, pk->columns)
-			if (strcmp(strVal(lfirst(lc2)), name) == 0)
-				found = true;
-		if (!found)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-					 errmsg("primary key of a materialized table with %s must include column \"%s\"",
-							clause, name),
-					 errdetail("PostgreSQL checks the key within each partition, so the key must contain the columns the table is partitioned by."),
-					 errhint("Add \"%s\" to the primary key.", name),
-					 mt_errposition(st->source, pk->location)));
-	}
 }
 
 static void
@@ -788,9 +761,9 @@ create_new(MtStatement *st, Oid nspid)
 	check_options(st, c->options, c->partition_keys, planned, mode);
 	check_distribution(st, c->distribution, pk, planned);
 	if (pk && c->partition_keys)
-		check_key_covers(st, pk, c->partition_keys, "PARTITIONED BY");
+		mt_check_key_covers(st, pk, c->partition_keys, "PARTITIONED BY");
 	if (pk && c->distribution)
-		check_key_covers(st, pk, c->distribution->columns, "DISTRIBUTED BY");
+		mt_check_key_covers(st, pk, c->distribution->columns, "DISTRIBUTED BY");
 	resolve_computed_types(st, planned);
 
 	/* the table */
@@ -857,6 +830,184 @@ create_new(MtStatement *st, Oid nspid)
 	mt_pipeline_table_created(mt);
 }
 
+static void
+no_element_change(MtStatement *st, Oid relid, const char *what, int location, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("CREATE OR ALTER cannot change the %s of materialized table \"%s\"",
+					what, get_rel_name(relid)),
+			 errdetail("CREATE OR ALTER changes the query, freshness, options and comments of an existing table."),
+			 errhint("%s", hint),
+			 mt_errposition(st->source, location)));
+}
+
+/*
+ * check_same_elements
+ *		CREATE OR ALTER on an existing table: the column list, primary key,
+ *		computed and metadata columns, watermark and distribution it
+ *		declares must be what the table has (an identical statement changes
+ *		nothing); ALTER MATERIALIZED TABLE ... ADD, MODIFY and DROP change
+ *		them.  Column comments are applied.
+ */
+static void
+check_same_elements(MtStatement *st, Oid relid, MtTable *mt)
+{
+	MtCreateStmt *c = st->create;
+	const char *hint = "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP.";
+	MtPrimaryKey *pk = primary_key_of(st, c);
+	List	   *old_key = mt_primary_key_columns(relid);
+	List	   *table_cols = planned_from_table(relid);
+	List	   *physical = NIL;
+	ListCell   *lc;
+	ListCell   *lc2;
+	int			n = 0;
+	bool		same_key;
+
+	/* the primary key */
+	same_key = list_length(old_key) == (pk ? list_length(pk->columns) : 0);
+	if (same_key && pk)
+		forboth(lc, old_key, lc2, pk->columns)
+			if (strcmp(lfirst(lc), strVal(lfirst(lc2))) != 0)
+				same_key = false;
+	if (!same_key)
+		no_element_change(st, relid, "primary key", pk ? pk->location : c->name->location,
+						  "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP PRIMARY KEY.");
+
+	/* the table's physical columns, in order */
+	foreach(lc, table_cols)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		if (pc->kind == MT_COLUMN_PHYSICAL &&
+			mt_option_value(mt->metadata_columns, pc->name) == NULL)
+			physical = lappend(physical, pc);
+	}
+
+	foreach(lc, c->columns)
+	{
+		MtColumn   *def = lfirst(lc);
+		PlannedColumn *pc = find_planned(table_cols, def->name);
+
+		if (def->kind == MT_COLUMN_PHYSICAL)
+		{
+			/* existing columns in the table's order; new ones follow */
+			if (n < list_length(physical))
+			{
+				PlannedColumn *old = list_nth(physical, n);
+
+				if (strcmp(old->name, def->name) != 0)
+					no_element_change(st, relid, "column list", def->location,
+									  "List the table's columns in its order; a new query may only append columns.");
+				if (def->type_name)
+				{
+					Oid			typid;
+					int32		typmod;
+
+					mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
+					if (typid != old->typid || typmod != old->typmod)
+						no_element_change(st, relid, psprintf("type of column \"%s\"", def->name),
+										  def->location,
+										  "The type of a column cannot change; drop the table and create it again.");
+				}
+			}
+			n++;
+		}
+		else if (def->kind == MT_COLUMN_COMPUTED)
+		{
+			char	   *expr;
+
+			if (pc == NULL || pc->kind != MT_COLUMN_COMPUTED)
+				no_element_change(st, relid, psprintf("computed column \"%s\"", def->name),
+								  def->location, "Use ALTER MATERIALIZED TABLE ... ADD or MODIFY.");
+			expr = mt_expression_deparse(st, def->expr_location, def->expr_text, relid);
+			if (strcmp(expr, pc->expr_text) != 0)
+				no_element_change(st, relid, psprintf("computed column \"%s\"", def->name),
+								  def->expr_location, "Use ALTER MATERIALIZED TABLE ... MODIFY.");
+		}
+		else
+		{
+			const char *key = def->metadata_key ? def->metadata_key : def->name;
+			const char *old_key_name = mt_option_value(mt->metadata_columns, def->name);
+			Oid			typid;
+			int32		typmod;
+
+			mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
+			if (old_key_name == NULL || strcmp(old_key_name, key) != 0 ||
+				pc == NULL || typid != pc->typid || typmod != pc->typmod)
+				no_element_change(st, relid, psprintf("metadata column \"%s\"", def->name),
+								  def->location, "Use ALTER MATERIALIZED TABLE ... ADD or MODIFY.");
+		}
+	}
+
+	/* computed and metadata columns the statement leaves out */
+	foreach(lc, table_cols)
+	{
+		PlannedColumn *pc = lfirst(lc);
+		bool		listed = false;
+
+		if (pc->kind != MT_COLUMN_COMPUTED &&
+			mt_option_value(mt->metadata_columns, pc->name) == NULL)
+			continue;
+		foreach(lc2, c->columns)
+			if (strcmp(((MtColumn *) lfirst(lc2))->name, pc->name) == 0)
+				listed = true;
+		if (!listed)
+			no_element_change(st, relid,
+							  psprintf("%s column \"%s\"",
+									   pc->kind == MT_COLUMN_COMPUTED ? "computed" : "metadata",
+									   pc->name),
+							  c->name->location, "Use ALTER MATERIALIZED TABLE ... DROP.");
+	}
+
+	/* the watermark */
+	if ((c->watermark == NULL) != (mt->watermark_column == NULL) ||
+		(c->watermark &&
+		 (strcmp(c->watermark->column, mt->watermark_column) != 0 ||
+		  strcmp(c->watermark->expr_text, mt->watermark_expression) != 0)))
+		no_element_change(st, relid, "watermark",
+						  c->watermark ? c->watermark->location : c->name->location,
+						  "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP WATERMARK.");
+
+	/* the distribution */
+	if ((c->distribution == NULL) != (mt->distribution == NULL) ||
+		(c->distribution &&
+		 ((c->distribution->columns != NIL &&
+		   !equal(c->distribution->columns, mt->distribution->columns)) ||
+		  (c->distribution->kind != MT_DISTRIBUTION_DEFAULT &&
+		   c->distribution->kind != mt->distribution->kind) ||
+		  (c->distribution->buckets != 0 &&
+		   c->distribution->buckets != mt->distribution->buckets))))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the distribution of materialized table \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("The distribution decides how the table is partitioned, which PostgreSQL fixes when a table is created."),
+				 errhint("Drop the materialized table and create it again with the distribution you want."),
+				 mt_errposition(st->source,
+								c->distribution ? c->distribution->location : c->name->location)));
+	(void) hint;
+}
+
+/* Column comments of CREATE OR ALTER. */
+static void
+apply_column_comments(Oid relid, List *columns)
+{
+	ListCell   *lc;
+
+	SPI_connect();
+	foreach(lc, columns)
+	{
+		MtColumn   *def = lfirst(lc);
+
+		if (def->comment)
+			mt_spi_exec(psprintf("COMMENT ON COLUMN %s.%s IS %s", mt_qualified_name(relid),
+								 quote_identifier(def->name),
+								 quote_literal_cstr(def->comment)), SPI_OK_UTILITY);
+	}
+	SPI_finish();
+}
+
 /*
  * alter_existing
  *		CREATE OR ALTER on a materialized table that exists.
@@ -887,13 +1038,7 @@ alter_existing(MtStatement *st, Oid relid)
 						get_rel_name(relid)),
 				 errhint("Drop the table and create it again with the new PARTITIONED BY clause."),
 				 mt_errposition(st->source, c->partition_keys ? c->partition_location : st->location)));
-	if (c->distribution && !equal(c->distribution->columns,
-								  mt->distribution ? mt->distribution->columns : NIL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the distribution of materialized table \"%s\"",
-						get_rel_name(relid)),
-				 mt_errposition(st->source, c->distribution->location)));
+	check_same_elements(st, relid, mt);
 
 	if (c->freshness &&
 		(c->freshness->value != mt->freshness_value || c->freshness->unit != mt->freshness_unit))
@@ -918,6 +1063,7 @@ alter_existing(MtStatement *st, Oid relid)
 							 quote_literal_cstr(c->comment)), SPI_OK_UTILITY);
 		SPI_finish();
 	}
+	apply_column_comments(relid, c->columns);
 	(void) changed;
 }
 
@@ -958,6 +1104,22 @@ mt_create_command(MtStatement *st)
 	return "CREATE MATERIALIZED TABLE";
 }
 
+/* A generated column's expression, as pg_get_expr() shows it. */
+static char *
+generation_expression(Relation rel, AttrNumber attnum)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	int			i;
+
+	for (i = 0; constr && i < constr->num_defval; i++)
+		if (constr->defval[i].adnum == attnum)
+			return deparse_expression(stringToNode(constr->defval[i].adbin),
+									  deparse_context_for(RelationGetRelationName(rel),
+														  RelationGetRelid(rel)),
+									  false, false);
+	return NULL;
+}
+
 /* The table's columns as check_options() wants them. */
 static List *
 planned_from_table(Oid relid)
@@ -979,6 +1141,8 @@ planned_from_table(Oid relid)
 		pc->kind = att->attgenerated ? MT_COLUMN_COMPUTED : MT_COLUMN_PHYSICAL;
 		pc->typid = att->atttypid;
 		pc->typmod = att->atttypmod;
+		if (att->attgenerated)
+			pc->expr_text = generation_expression(rel, att->attnum);
 		planned = lappend(planned, pc);
 	}
 	table_close(rel, AccessShareLock);
