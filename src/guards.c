@@ -138,6 +138,8 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 	Oid			types[2] = {OIDOID, INT2OID};
 	Datum		values[2];
 	Oid			user = InvalidOid;
+	Oid			save_userid;
+	int			save_sec;
 
 	if (!OidIsValid(relid) || cmd->name == NULL)
 		return;
@@ -146,6 +148,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 		return;
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum(attnum);
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT t.relid::pg_catalog.oid"
 							  "  FROM pg_catalog.pg_depend d"
@@ -173,6 +176,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 						   get_rel_name(user)),
 				 errhint("Drop the materialized table first, and create it again afterwards.")));
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 static void

@@ -114,6 +114,10 @@ text_at(HistoryRow *row, int off, char *isnull)
 static void
 history_row_insert(HistoryRow *row)
 {
+	Oid			save_userid;
+	int			save_sec;
+
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (row->kind != HISTORY_RESULT)
 	{
@@ -157,6 +161,7 @@ history_row_insert(HistoryRow *row)
 			elog(ERROR, "could not record a refresh result");
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 /* Delete history older than materialized_table.history_retention. */
@@ -165,9 +170,12 @@ history_trim(void)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(mt_history_retention)};
+	Oid			save_userid;
+	int			save_sec;
 
 	if (mt_history_retention <= 0)
 		return;
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH old AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -178,6 +186,7 @@ history_trim(void)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not trim the refresh history");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 void
@@ -249,13 +258,17 @@ next_run_id(void)
 {
 	int64		id;
 	bool		isnull;
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
 					false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not allocate a refresh run id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 	return id;
 }
 
@@ -334,7 +347,10 @@ mt_history_forget_table(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH gone AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -344,4 +360,5 @@ mt_history_forget_table(Oid relid)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not delete the refresh history of a dropped table");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
