@@ -65,6 +65,8 @@ extern bool mt_is_storage_option(const char *key);
 extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,
 								   Oid relid);
 extern List *mt_primary_key_columns(Oid relid);
+extern void mt_sync_query_view_owner(Oid relid);
+extern void mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner);
 extern void mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns,
 								const char *clause);
 extern void mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod);

@@ -189,6 +189,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 {
 	MtTable    *mt;
 	Relation	view;
+	Query	   *query;
 	TupleDesc	old;
 	List	   *new_cols;
 	int			i;
@@ -196,7 +197,9 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 
 	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
 	mt = mt_catalog_lookup(relid, false);
-	new_cols = mt_query_columns(mt_analyze_query(st, q));
+	query = mt_analyze_query(st, q);
+	mt_check_query_privileges(st, q, query, mt_table_owner(relid));
+	new_cols = mt_query_columns(query);
 
 	view = table_open(mt->query_view, AccessShareLock);
 	old = CreateTupleDescCopy(RelationGetDescr(view));

@@ -18,6 +18,7 @@
 #include "commands/dbcommands.h"
 #include "commands/tablecmds.h"
 #include "commands/view.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -563,4 +564,90 @@ mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char
 					 errhint("Add \"%s\" to the primary key.", name),
 					 mt_errposition(st->source, pk->location)));
 	}
+}
+
+/*
+ * mt_sync_query_view_owner
+ *		After ALTER TABLE ... OWNER TO: the hidden view holding the query
+ *		follows, so that its permission checks are the new owner's.
+ */
+void
+mt_sync_query_view_owner(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (mt == NULL || !OidIsValid(mt->query_view))
+		return;
+	owner = mt_table_owner(relid);
+	if (mt_table_owner(mt->query_view) == owner)
+		return;
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	ATExecChangeOwner(mt->query_view, owner, false, AccessExclusiveLock);
+	mt_as_extension_owner_end(save_userid, save_sec);
+	CommandCounterIncrement();
+}
+
+static bool
+collect_relations(Node *node, List **rtes)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+			*rtes = lappend(*rtes, rte);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, collect_relations, rtes,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, collect_relations, rtes);
+}
+
+typedef struct QueryLocation
+{
+	const char *source;
+	int			location;
+} QueryLocation;
+
+static void
+query_error_callback(void *arg)
+{
+	QueryLocation *where = (QueryLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
+/*
+ * mt_check_query_privileges
+ *		The owner of a materialized table must be able to read what its
+ *		query reads, as CREATE TABLE AS checks; say so now rather than at
+ *		the first refresh.
+ */
+void
+mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner)
+{
+	List	   *rtes = NIL;
+	QueryLocation where = {st->source, q->location};
+	ErrorContextCallback callback;
+	Oid			save_userid;
+	int			save_sec;
+
+	(void) query_tree_walker(query, collect_relations, &rtes, QTW_EXAMINE_RTES_BEFORE);
+	if (rtes == NIL)
+		return;
+	callback.callback = query_error_callback;
+	callback.arg = &where;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	(void) ExecCheckRTPerms(rtes, true);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	error_context_stack = callback.previous;
 }

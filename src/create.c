@@ -753,6 +753,7 @@ create_new(MtStatement *st, Oid nspid)
 	mt_freshness_resolve(c->freshness, c->refresh_mode, st->source,
 						 c->refresh_mode_location, &value, &unit, &mode);
 	query = mt_analyze_query(st, c->query);
+	mt_check_query_privileges(st, c->query, query, GetUserId());
 	qcols = mt_query_columns(query);
 	planned = plan_columns(st, c, qcols);
 	pk = primary_key_of(st, c);

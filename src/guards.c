@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
 #include "catalog/pg_class.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
@@ -33,6 +34,7 @@
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
+#include "commands.h"
 #include "guards.h"
 #include "materialized_table.h"
 #include "pipeline.h"
@@ -212,8 +214,16 @@ check_utility(Node *parsetree)
 				if (!OidIsValid(mt = owning_mt(alter->relation)))
 				{
 					foreach(lc, alter->cmds)
-						if (((AlterTableCmd *) lfirst(lc))->subtype == AT_AlterColumnType)
-							check_source_column_type(alter, lfirst(lc));
+					{
+						AlterTableCmd *cmd = lfirst(lc);
+
+						if (cmd->subtype == AT_AlterColumnType)
+							check_source_column_type(alter, cmd);
+						/* a child's rows would show in the MT */
+						else if (cmd->subtype == AT_AddInherit &&
+								 OidIsValid(mt = owning_mt((RangeVar *) cmd->def)))
+							refuse_alter(mt, "inherit from");
+					}
 					break;
 				}
 				foreach(lc, alter->cmds)
@@ -240,6 +250,30 @@ check_utility(Node *parsetree)
 					if (OidIsValid(mt = owning_mt(lfirst(lc))))
 						refuse_alter(mt, create->partbound ?
 									 "add a partition to" : "inherit from");
+				break;
+			}
+
+		case T_DropStmt:
+			{
+				DropStmt   *drop = (DropStmt *) parsetree;
+
+				if (drop->removeType != OBJECT_TABLE)
+					break;
+				/* a partition alone: its rows would be gone until a refresh */
+				foreach(lc, drop->objects)
+				{
+					RangeVar   *rv = makeRangeVarFromNameList(lfirst(lc));
+					Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+					if (OidIsValid(relid) && OidIsValid(mt = mt_owning_materialized_table(relid)) &&
+						mt != relid)
+						ereport(ERROR,
+								(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+								 errmsg("cannot drop partition \"%s\" of materialized table \"%s\"",
+										get_rel_name(relid), get_rel_name(mt)),
+								 errdetail("The partitions of a materialized table follow its query."),
+								 errhint("Drop the materialized table itself, or refresh the partition with ALTER MATERIALIZED TABLE ... REFRESH PARTITION.")));
+				}
 				break;
 			}
 
@@ -327,7 +361,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			if (((AlterTableCmd *) lfirst(lc))->subtype == AT_ChangeOwner &&
 				OidIsValid(mt = owning_mt(alter->relation)) &&
 				mt_is_materialized_table(mt))
+			{
+				mt_sync_query_view_owner(mt);
 				mt_pipeline_owner_changed(mt);
+			}
 		}
 	}
 }
