@@ -132,6 +132,18 @@ SELECT materialized_table.execute('DROP MATERIALIZED TABLE otherdb.parser_s.p10'
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE contrib_regression.parser_s.p10');
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE parser_s.p11; DROP MATERIALIZED TABLE contrib_regression.public.p12');
 
+-- Flink's words are still names: columns called comment, metadata, first, after
+CREATE TABLE words (id int, "comment" text, metadata text, first int, after int, virtual int);
+INSERT INTO words VALUES (1, 'c', 'm', 1, 2, 3);
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE p14 (id, comment COMMENT 'a comment', metadata, first, after, virtual,
+                                 s AS first + after COMMENT 'sum', t AS comment || metadata, u AS after)
+  PARTITIONED BY (comment) AS SELECT * FROM words
+$$);
+SELECT * FROM p14;
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE p14 REFRESH PARTITION (comment = ''c''); DROP MATERIALIZED TABLE p14');
+DROP TABLE words;
+
 -- clean up
 SELECT materialized_table.execute($$
   DROP MATERIALIZED TABLE p1; DROP MATERIALIZED TABLE "P2"; DROP MATERIALIZED TABLE `Mixed Case`;

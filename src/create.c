@@ -1183,6 +1183,9 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 	leaves = NIL;
 	for (i = 0; i < SPI_processed; i++)
 		leaves = lappend(leaves, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	/* pg_partition_tree() knows nothing of a table that is not partitioned */
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		leaves = list_make1(mt_qualified_name(relid));
 	mt_internal_depth++;
 	foreach(lc, leaves)
 	{

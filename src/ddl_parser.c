@@ -490,6 +490,34 @@ bad:
 	return NULL;				/* keep compiler quiet */
 }
 
+/* Is token i the end of the current element (a ',' or ')' or the statement's end)? */
+static bool
+element_ends_at(MtParser *p, int i)
+{
+	return i >= p->stmt_end || token_is_char(&p->toks[i], ',') ||
+		token_is_char(&p->toks[i], ')');
+}
+
+/*
+ * Does the word at token i end an expression, or is it a column name
+ * inside it?  COMMENT ends it when a string follows, FIRST when the
+ * element ends after it, AFTER when a column name and the element's end
+ * follow.
+ */
+static bool
+ends_expression(MtParser *p, int i, const char *word)
+{
+	if (strcmp(word, "comment") == 0)
+		return i + 1 < p->stmt_end && p->toks[i + 1].type == SCONST;
+	if (strcmp(word, "first") == 0)
+		return element_ends_at(p, i + 1);
+	if (strcmp(word, "after") == 0)
+		return i + 1 < p->stmt_end &&
+			(p->toks[i + 1].type == IDENT || p->toks[i + 1].keyword != NULL) &&
+			element_ends_at(p, i + 2);
+	return true;
+}
+
 /*
  * Index of the token that ends an expression starting at the current token:
  * a ',' or ')' outside parentheses, or one of the given words.
@@ -514,12 +542,12 @@ expression_end(MtParser *p, const char *const *stop_words)
 		}
 		else if (depth == 0 && token_is_char(t, ','))
 			break;
-		else if (depth == 0 && stop_words)
+		else if (depth == 0 && stop_words && i > p->pos)
 		{
 			const char *const *w;
 
 			for (w = stop_words; *w; w++)
-				if (token_is_word(t, *w))
+				if (token_is_word(t, *w) && ends_expression(p, i, *w))
 					return i;
 		}
 	}
