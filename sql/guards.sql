@@ -58,6 +58,20 @@ CREATE TABLE g2_d PARTITION OF g2 FOR VALUES IN ('d');
 CREATE TABLE g1_child () INHERITS (g1);
 ALTER TABLE g2_c INHERIT g1;
 DROP TABLE g2_a;
+-- refreshes write directly: no triggers, no foreign keys from or to the table
+CREATE FUNCTION trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER t BEFORE INSERT ON g1 FOR EACH ROW EXECUTE FUNCTION trg();
+CREATE TRIGGER t AFTER DELETE ON g2_a FOR EACH STATEMENT EXECUTE FUNCTION trg();
+CREATE UNIQUE INDEX g1_id ON g1 (id);
+CREATE TABLE fk_child (id int REFERENCES g1 (id));
+CREATE TABLE fk_child (id int, FOREIGN KEY (id) REFERENCES g1 (id));
+CREATE TABLE fk_child (id int);
+ALTER TABLE fk_child ADD FOREIGN KEY (id) REFERENCES g1 (id);
+ALTER TABLE fk_child ADD COLUMN id2 int REFERENCES g1 (id);
+CREATE TABLE fk_parent (id int PRIMARY KEY);
+ALTER TABLE g1 ADD FOREIGN KEY (id) REFERENCES fk_parent (id);
+DROP TABLE fk_child, fk_parent;
+DROP INDEX g1_id;
 -- allowed: indexes, comments, statistics, storage, renames, moves, ownership
 CREATE INDEX g1_v ON g1 (v);
 CREATE UNIQUE INDEX g2_id ON g2 (ds, id);

@@ -181,6 +181,43 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
+/*
+ * Refreshes write a materialized table directly, without the row triggers
+ * that carry foreign keys: a key from or to it would not be kept.
+ */
+static void
+check_foreign_key(Node *node, Oid table_mt)
+{
+	Constraint *con;
+	Oid			mt;
+
+	if (node == NULL || !IsA(node, Constraint))
+		return;
+	con = (Constraint *) node;
+	if (con->contype != CONSTR_FOREIGN)
+		return;
+	if (OidIsValid(table_mt))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialized table \"%s\" cannot have foreign keys", get_rel_name(table_mt)),
+				 errdetail("Refreshes replace rows without the checks a foreign key needs.")));
+	if (con->pktable && OidIsValid(mt = owning_mt(con->pktable)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys cannot reference materialized table \"%s\"", get_rel_name(mt)),
+				 errdetail("Refreshes replace rows without the checks a foreign key needs."),
+				 errhint("Reference the sources of the materialized table instead.")));
+}
+
+static void
+check_column_foreign_keys(ColumnDef *col, Oid table_mt)
+{
+	ListCell   *lc;
+
+	foreach(lc, col->constraints)
+		check_foreign_key(lfirst(lc), table_mt);
+}
+
 static void
 check_utility(Node *parsetree)
 {
@@ -211,7 +248,18 @@ check_utility(Node *parsetree)
 
 				if (alter->objtype != OBJECT_TABLE)
 					break;
-				if (!OidIsValid(mt = owning_mt(alter->relation)))
+				mt = owning_mt(alter->relation);
+				foreach(lc, alter->cmds)
+				{
+					AlterTableCmd *cmd = lfirst(lc);
+
+					if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddConstraintRecurse)
+						check_foreign_key(cmd->def, mt);
+					else if ((cmd->subtype == AT_AddColumn || cmd->subtype == AT_AddColumnRecurse) &&
+							 cmd->def && IsA(cmd->def, ColumnDef))
+						check_column_foreign_keys((ColumnDef *) cmd->def, mt);
+				}
+				if (!OidIsValid(mt))
 				{
 					foreach(lc, alter->cmds)
 					{
@@ -250,6 +298,28 @@ check_utility(Node *parsetree)
 					if (OidIsValid(mt = owning_mt(lfirst(lc))))
 						refuse_alter(mt, create->partbound ?
 									 "add a partition to" : "inherit from");
+				foreach(lc, create->constraints)
+					check_foreign_key(lfirst(lc), InvalidOid);
+				foreach(lc, create->tableElts)
+				{
+					if (IsA(lfirst(lc), ColumnDef))
+						check_column_foreign_keys(lfirst(lc), InvalidOid);
+					else
+						check_foreign_key(lfirst(lc), InvalidOid);
+				}
+				break;
+			}
+
+		case T_CreateTrigStmt:
+			{
+				CreateTrigStmt *trig = (CreateTrigStmt *) parsetree;
+
+				if (OidIsValid(mt = owning_mt(trig->relation)))
+					ereport(ERROR,
+							(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+							 errmsg("cannot create trigger on materialized table \"%s\"",
+									get_rel_name(mt)),
+							 errdetail("Refreshes write the table directly, so its triggers would not fire.")));
 				break;
 			}
 
