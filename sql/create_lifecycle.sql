@@ -22,7 +22,9 @@ CREATE VIEW orphans AS
            WHERE c.relnamespace = 'materialized_table_internal'::regnamespace AND c.relkind = 'v'
              AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.query_view = c.oid)) AS orphan_views,
          (SELECT count(*) FROM cron.job j WHERE j.command LIKE '%materialized_table.scheduled_refresh%'
-             AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.cron_jobid = j.jobid)) AS orphan_jobs;
+             AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.cron_jobid = j.jobid)) AS orphan_jobs,
+         (SELECT count(*) FROM materialized_table_internal.refresh_run r
+           WHERE NOT EXISTS (SELECT FROM pg_class WHERE oid = r.relid)) AS orphan_history;
 
 -- the query may not use temporary tables, views or functions
 CREATE TEMP TABLE tmp (id int);
@@ -42,6 +44,9 @@ SELECT materialized_table.execute('CREATE MATERIALIZED TABLE l2 FRESHNESS = INTE
 SELECT * FROM l2 ORDER BY id;
 SELECT refresh_status, last_refresh_time IS NOT NULL AS refreshed FROM materialized_table.materialized_tables WHERE table_name = 'l2'::regclass;
 SELECT * FROM traces('l2');
+-- a refresh in the same transaction is recorded in it too
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE l2 REFRESH');
+SELECT trigger, status FROM materialized_table.refresh_history WHERE table_name = 'l2'::regclass ORDER BY run_id;
 -- BEGIN; CREATE; ROLLBACK leaves nothing: no table, view, catalog row, history or job
 ROLLBACK;
 SELECT * FROM traces('l2');

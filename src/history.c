@@ -25,6 +25,8 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -284,6 +286,22 @@ mt_history_start(Oid relid, const char *trigger, const char *partition,
 {
 	MtHistoryRun *run = palloc0(sizeof(MtHistoryRun));
 	HistoryRow *row = history_row_make(HISTORY_RUN, trigger, partition, NULL, NULL);
+
+	/*
+	 * A table created in this transaction may yet vanish with it: a row
+	 * written on its own would then describe a table that never existed.
+	 */
+	if (autonomous)
+	{
+		Relation	rel = RelationIdGetRelation(relid);
+
+		if (RelationIsValid(rel))
+		{
+			if (rel->rd_createSubid != InvalidSubTransactionId)
+				autonomous = false;
+			RelationClose(rel);
+		}
+	}
 
 	run->run_id = next_run_id();
 	run->relid = relid;
