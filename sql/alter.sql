@@ -117,6 +117,14 @@ SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS SELECT product
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS SELECT product, sum(qty) AS total, max(price) AS top_price, 1 AS product FROM sales GROUP BY product');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS SELECT nosuch FROM sales');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS DELETE FROM sales');
+-- a query that reads the table itself, directly or through others
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS SELECT product, total, top_price FROM a3');
+CREATE VIEW a3_view AS SELECT * FROM a3;
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE a3_down FRESHNESS = INTERVAL ''1'' HOUR AS SELECT product FROM a3_view');
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a3 AS SELECT product, sum(qty) AS total, max(price) AS top_price FROM sales WHERE product IN (SELECT product FROM a3_down) GROUP BY product');
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a1 AS SELECT ds, product, total FROM a1_2024_06_27');
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE a3_down');
+DROP VIEW a3_view;
 SELECT * FROM cols('a3');
 -- a table whose column list reordered the query's columns
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE a5 (total, product) FRESHNESS = INTERVAL ''1'' HOUR AS SELECT product, sum(qty) AS total FROM sales GROUP BY product');

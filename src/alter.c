@@ -178,6 +178,60 @@ alter_refresh(MtStatement *st, Oid relid)
  */
 
 /*
+ * check_no_cycle
+ *		A new query may not read the table itself, directly or through
+ *		views and other materialized tables: its content would depend on
+ *		itself, and a continuous pipeline would refresh it forever.
+ */
+static void
+check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
+{
+	Oid			types[2] = {OIDOID, OIDOID};
+	Datum		values[2] = {ObjectIdGetDatum(viewid), ObjectIdGetDatum(relid)};
+	Oid			save_userid;
+	int			save_sec;
+	bool		cycle = false;
+
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	SPI_connect();
+	if (SPI_execute_with_args("WITH RECURSIVE reads(rel) AS ("
+							  "  SELECT $1::pg_catalog.oid"
+							  "  UNION"
+							  "  SELECT d.refobjid"
+							  "    FROM reads"
+							  "    JOIN pg_catalog.pg_rewrite r"
+							  "      ON r.ev_class = reads.rel"
+							  "      OR r.ev_class = (SELECT t.query_view::pg_catalog.oid"
+							  "                         FROM materialized_table_internal.mt_table t"
+							  "                        WHERE t.relid::pg_catalog.oid = reads.rel)"
+							  "    JOIN pg_catalog.pg_depend d"
+							  "      ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+							  "     AND d.objid = r.oid"
+							  "     AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
+							  "     AND d.refobjid <> r.ev_class"
+							  ") "
+							  "SELECT EXISTS (SELECT FROM reads WHERE rel = $2"
+							  "   OR rel IN (SELECT relid FROM pg_catalog.pg_partition_tree($2)))",
+							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		cycle = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										   &isnull));
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
+	if (cycle)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("the new query of materialized table \"%s\" reads the table itself",
+						get_rel_name(relid)),
+				 errdetail("A materialized table cannot depend on its own content, directly or through views and other materialized tables."),
+				 mt_errposition(st->source, q->location)));
+}
+
+/*
  * mt_alter_query
  *		Give an MT a new query.  Its result may only append columns to the
  *		old one's; they are added to the table, nullable.  FULL tables use
@@ -253,6 +307,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 	}
 
 	(void) mt_define_query_view(st, q, relid, InvalidOid, true);
+	check_no_cycle(st, q, relid, mt->query_view);
 	for (i = nold; i < list_length(new_cols); i++)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);

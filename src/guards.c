@@ -161,7 +161,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 							  "   AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
 							  "   AND d.refobjid = $1 AND d.refobjsubid = $2"
 							  " ORDER BY 1 LIMIT 1",
-							  2, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 	{
 		bool		isnull;
