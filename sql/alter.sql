@@ -4,6 +4,8 @@ CREATE SCHEMA alter_s;
 SET search_path = alter_s, public;
 SET timezone = 'UTC';
 CREATE TABLE sales (ds text, hr text, product int, qty int, price numeric(8,2), sold_at timestamp);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE sales REPLICA IDENTITY FULL;
 INSERT INTO sales VALUES
   ('2024-06-27', '00', 1, 2, 1.50, '2024-06-27 00:10'), ('2024-06-27', '01', 2, 1, 3.00, '2024-06-27 01:20'),
   ('2024-06-28', '00', 1, 5, 1.50, '2024-06-28 00:30'), ('2024-06-28', '01', 3, 4, 2.25, '2024-06-28 01:40');

@@ -5,6 +5,8 @@ SET search_path = create_s, public;
 SET timezone = 'UTC';
 CREATE TABLE src (id int NOT NULL, name text, amount numeric(10,2), ds text, hr text,
                   ts timestamp, tstz timestamptz, big bigint, flag boolean, raw bytea);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE src REPLICA IDENTITY FULL;
 INSERT INTO src VALUES
   (1, 'ann', 10.50, '2024-01-01', '01', '2024-01-01 01:00', '2024-01-01 01:00+00', 100, true, '\x01'),
   (2, 'bob', 20.00, '2024-01-01', '02', '2024-01-01 02:00', '2024-01-01 02:00+00', 200, false, '\x02'),

@@ -2,6 +2,8 @@
 CREATE SCHEMA create_options_s;
 SET search_path = create_options_s, public;
 CREATE TABLE src (id int, ds text, hr text, d date, amount int);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE src REPLICA IDENTITY FULL;
 INSERT INTO src VALUES (1, '2024-01-01', '00', '2024-01-01', 5), (2, '2024-01-02', '01', '2024-01-02', 7);
 CREATE VIEW mts AS
   SELECT table_name, refresh_mode, freshness, refresh_status, partition_keys, options, scheduler

@@ -3,6 +3,8 @@
 CREATE SCHEMA guards_s;
 SET search_path = guards_s, public;
 CREATE TABLE src (id int, ds text, v int);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE src REPLICA IDENTITY FULL;
 INSERT INTO src VALUES (1, 'a', 10), (2, 'b', 20);
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE g1 FRESHNESS = INTERVAL '1' HOUR AS SELECT id, ds, v FROM src;
@@ -111,6 +113,8 @@ GRANT USAGE, CREATE ON SCHEMA guards_s TO regress_mt_owner;
 GRANT USAGE ON SCHEMA guards_s TO regress_mt_other;
 GRANT SELECT ON src TO regress_mt_owner;
 CREATE TABLE secret (id int, v int);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE secret REPLICA IDENTITY FULL;
 INSERT INTO secret VALUES (1, 100);
 -- creating a materialized table needs SELECT on its sources
 SET ROLE regress_mt_owner;

@@ -3,6 +3,8 @@
 CREATE SCHEMA show_s;
 SET search_path = show_s, public;
 CREATE TABLE src (id int NOT NULL, name text, amount numeric(10,2), ds text, hr text, ts timestamp, tstz timestamptz);
+-- sources of continuous tables carry their old row values (see continuous.c)
+ALTER TABLE src REPLICA IDENTITY FULL;
 INSERT INTO src VALUES (1, 'ann', 10.5, '2024-01-01', '00', '2024-01-01 00:00', '2024-01-01 00:00+00'),
                        (2, 'bob', 20, '2024-01-02', '01', '2024-01-02 01:00', '2024-01-02 01:00+00');
 CREATE TYPE mood AS ENUM ('sad', 'happy');
