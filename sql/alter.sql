@@ -26,6 +26,8 @@ SELECT materialized_table.execute($$
     AS SELECT ds, product, sum(qty) AS total FROM sales GROUP BY ds, product
 $$);
 SELECT * FROM a1 ORDER BY ds, product;
+-- no scheduled refresh may interfere with what follows; REFRESH works while suspended
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a1 SUSPEND');
 
 -- REFRESH: the whole table
 INSERT INTO sales VALUES ('2024-06-27', '02', 1, 10, 1.50, '2024-06-27 02:00'), ('2024-06-29', '00', 9, 1, 1.00, '2024-06-29 00:00');
@@ -52,7 +54,8 @@ SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a1 REFRESH PARTITION
 -- several keys
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE a2 PARTITIONED BY (ds, hr) FRESHNESS = INTERVAL '1' HOUR
-    AS SELECT ds, hr, sum(qty) AS total FROM sales GROUP BY ds, hr
+    AS SELECT ds, hr, sum(qty) AS total FROM sales GROUP BY ds, hr;
+  ALTER MATERIALIZED TABLE a2 SUSPEND
 $$);
 UPDATE sales SET qty = qty + 1000 WHERE ds = '2024-06-27';
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a2 REFRESH PARTITION (hr = ''00'', ds = ''2024-06-27'')');
@@ -147,9 +150,11 @@ SELECT * FROM a1 ORDER BY ds, product;
 SELECT materialized_table.execute('CREATE OR ALTER MATERIALIZED TABLE a7 FRESHNESS = INTERVAL ''1'' HOUR AS SELECT product FROM sales GROUP BY product');
 SELECT * FROM a7 ORDER BY product;
 -- an identical statement changes nothing
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a7 SUSPEND');
 SELECT last_refresh_time AS before FROM materialized_table.materialized_tables WHERE table_name = 'a7'::regclass \gset
 SELECT materialized_table.execute('CREATE OR ALTER MATERIALIZED TABLE a7 FRESHNESS = INTERVAL ''1'' HOUR AS SELECT product FROM sales GROUP BY product');
 SELECT last_refresh_time = :'before' AS unchanged FROM materialized_table.materialized_tables WHERE table_name = 'a7'::regclass;
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a7 RESUME');
 -- a new query: like ALTER ... AS
 SELECT materialized_table.execute('CREATE OR ALTER MATERIALIZED TABLE a7 FRESHNESS = INTERVAL ''1'' HOUR AS SELECT product, count(*) AS n FROM sales GROUP BY product');
 SELECT * FROM cols('a7');
@@ -172,6 +177,7 @@ CREATE TABLE ev (id int, ts timestamp, v numeric);
 INSERT INTO ev VALUES (1, '2024-01-01 00:00', 1.5);
 \set full_def 'CREATE OR ALTER MATERIALIZED TABLE a10 (id INT COMMENT ''the id'', ts, v, double_v AS v * 2, written TIMESTAMP_LTZ(3) METADATA FROM ''refresh_time'', CONSTRAINT a10_pk PRIMARY KEY (id) NOT ENFORCED, WATERMARK FOR ts AS ts - INTERVAL ''1'' SECOND) COMMENT ''events'' DISTRIBUTED BY HASH (id) INTO 2 BUCKETS WITH (''fillfactor'' = ''90'') FRESHNESS = INTERVAL ''1'' HOUR AS SELECT id, ts, v FROM ev'
 SELECT materialized_table.execute(:'full_def');
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE a10 SUSPEND');
 SELECT last_refresh_time AS before FROM materialized_table.materialized_tables WHERE table_name = 'a10'::regclass \gset
 SELECT materialized_table.execute(:'full_def');
 SELECT last_refresh_time = :'before' AS unchanged FROM materialized_table.materialized_tables WHERE table_name = 'a10'::regclass;
