@@ -25,6 +25,15 @@ SELECT "ID" FROM "Mixed Case" ORDER BY 1;
 -- a doubled backtick stands for itself; a backtick in a string is left alone
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE `tick``s` AS SELECT ''a`b'' AS v');
 SELECT * FROM "tick`s";
+-- backticks next to operators and quotes inside them
+SELECT materialized_table.execute($q$
+  CREATE MATERIALIZED TABLE `it's` (`a b`, `c;d`, `e`, `s` AS `a b`+`e`*2, `t` AS `c;d`||'`') AS
+  SELECT 1 AS `a b`, 'x' AS `c;d`, 3 AS `e`
+$q$);
+SELECT * FROM "it's";
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE `it''s`');
+-- a scanner error after backticks still points at the right place
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE `a` (`b`) AS SELECT ''unterminated');
 -- an unterminated backtick
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE `open AS SELECT 1');
 -- a quoted identifier is never a keyword

@@ -13,8 +13,8 @@
  * positions in PostgreSQL's own syntax errors stay right.
  *
  * Flink quotes identifiers with backticks; the scanner sees a backtick as an
- * operator, so a first pass rewrites `name` into "name" in place (same
- * length, so positions are unchanged).
+ * operator, so tokenize() rewrites `name` into "name" in place as it meets
+ * them (same length, so positions are unchanged).
  *
  * Words of the Flink grammar are matched by their text, whether the scanner
  * returns them as keywords (REFRESH, PARTITION, ...) or as unquoted
@@ -30,6 +30,7 @@
 
 #include "common/keywords.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parser.h"
 #include "parser/parse_type.h"
@@ -65,7 +66,6 @@ typedef struct MtParser
 } MtParser;
 
 static void tokenize(MtParser *p);
-static bool rewrite_backticks(MtParser *p);
 static MtStatement *parse_statement(MtParser *p, int start, int end);
 
 /* ---------------------------------------------------------------------
@@ -638,6 +638,9 @@ parse_type_text(MtParser *p)
 	int			location = cur(p)->location;
 	bool		array_suffix = false;
 	char	   *result;
+
+	/* nested types recurse: ARRAY<ARRAY<...>> must not overflow the stack */
+	check_stack_depth();
 
 	/* ARRAY<T> and MULTISET<T> (a bag) become T[] */
 	if (first && (strcmp(first, "array") == 0 || strcmp(first, "multiset") == 0) &&
@@ -1543,122 +1546,161 @@ parse_statement(MtParser *p, int start, int end)
  * ---------------------------------------------------------------------
  */
 
-static void
-tokenize(MtParser *p)
+/* Scanner errors of a scan that started at offset: positions in the whole text. */
+typedef struct ScanOffset
 {
-	core_yy_extra_type yyextra;
-	core_yyscan_t scanner;
-	int			alloc = 64;
+	const char *buf;
+	int			offset;
+} ScanOffset;
 
-	p->ntoks = 0;
-	p->toks = palloc(alloc * sizeof(MtToken));
-	scanner = scanner_init(p->buf, &yyextra, &ScanKeywords, ScanKeywordTokens);
-	yyextra.standard_conforming_strings = true;
-	for (;;)
-	{
-		core_YYSTYPE yylval;
-		int			yylloc = 0;
-		int			type;
-		MtToken    *t;
+static void
+scan_error_callback(void *arg)
+{
+	ScanOffset *so = (ScanOffset *) arg;
+	int			pos = geterrposition();
 
-		memset(&yylval, 0, sizeof(yylval));
-		type = core_yylex(&yylval, &yylloc, scanner);
-		if (p->ntoks + 1 >= alloc)
-		{
-			alloc *= 2;
-			p->toks = repalloc(p->toks, alloc * sizeof(MtToken));
-		}
-		t = &p->toks[p->ntoks++];
-		memset(t, 0, sizeof(MtToken));
-		t->type = type;
-		t->location = (type == 0) ? p->buflen : yylloc;
-		if (type == 0)
-			break;
-		if (type == ICONST)
-			t->ival = yylval.ival;
-		else if (type == IDENT || type == SCONST || type == FCONST ||
-				 type == Op || type == BCONST || type == XCONST ||
-				 type == PARAM || type == UIDENT || type == USCONST)
-		{
-			t->str = yylval.str ? pstrdup(yylval.str) : NULL;
-			t->quoted = (type == IDENT && (p->buf[yylloc] == '"' ||
-										   p->buf[yylloc] == 'U' ||
-										   p->buf[yylloc] == 'u'));
-			/* a doubled backtick inside `name` stands for one backtick */
-			if (t->quoted && p->source[yylloc] == '`' && t->str)
-			{
-				char	   *r = t->str;
-				char	   *w = t->str;
-
-				while (*r)
-				{
-					if (r[0] == '`' && r[1] == '`')
-						r++;
-					*w++ = *r++;
-				}
-				*w = '\0';
-			}
-		}
-		else if (type >= 0 && type < 256)
-			 /* single-character token */ ;
-		else
-			t->keyword = yylval.keyword;
-	}
-	scanner_finish(scanner);
+	if (pos > 0 && so->offset > 0)
+		errposition(pos + pg_mbstrlen_with_len(so->buf, so->offset));
 }
 
 /*
- * rewrite_backticks
- *		Turn Flink's `quoted identifiers` into "quoted identifiers".
- *
- * Only operators the scanner found outside strings and comments are
- * touched.  Returns true if anything changed (the caller tokenizes again).
+ * A backtick-quoted identifier becomes a double-quoted one of the same
+ * length.  Returns the offset of the closing backtick.
  */
-static bool
-rewrite_backticks(MtParser *p)
+static int
+rewrite_backtick_pair(MtParser *p, int open)
 {
-	bool		changed = false;
-	int			i;
+	int			close;
+	int			j;
 
-	for (i = 0; i < p->ntoks; i++)
+	for (close = open + 1; close < p->buflen; close++)
 	{
-		MtToken    *t = &p->toks[i];
-		int			open;
-		int			close;
-		int			j;
-
-		if (t->type != Op || strchr(t->str, '`') == NULL)
-			continue;
-		open = t->location + (strchr(t->str, '`') - t->str);
-		for (close = open + 1; close < p->buflen; close++)
+		if (p->buf[close] == '`')
 		{
-			if (p->buf[close] == '`')
-			{
-				if (p->buf[close + 1] == '`')
-					close++;	/* doubled backtick stands for itself */
-				else
-					break;
-			}
+			if (p->buf[close + 1] == '`')
+				close++;		/* doubled backtick stands for itself */
+			else
+				break;
 		}
-		if (close >= p->buflen)
+	}
+	if (close >= p->buflen)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("unterminated quoted identifier"),
+				 mt_errposition(p->source, open)));
+	for (j = open + 1; j < close; j++)
+		if (p->buf[j] == '"')
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
-					 errmsg("unterminated quoted identifier"),
+					 errmsg("a backtick-quoted identifier cannot contain a double quote"),
+					 errhint("Use a double-quoted identifier and double the quote character."),
 					 mt_errposition(p->source, open)));
-		for (j = open + 1; j < close; j++)
-			if (p->buf[j] == '"')
-				ereport(ERROR,
-						(errcode(ERRCODE_SYNTAX_ERROR),
-						 errmsg("a backtick-quoted identifier cannot contain a double quote"),
-						 errhint("Use a double-quoted identifier and double the quote character."),
-						 mt_errposition(p->source, open)));
-		p->buf[open] = '"';
-		p->buf[close] = '"';
-		changed = true;
-		break;					/* positions after this may now lex differently */
-	}
-	return changed;
+	p->buf[open] = '"';
+	p->buf[close] = '"';
+	return close;
 }
+
+/*
+ * tokenize
+ *		The tokens of the whole text, with Flink's `quoted identifiers`
+ *		turned into "quoted identifiers".
+ *
+ * The scanner sees a backtick as an operator.  Tokens are read left to
+ * right; at the first operator holding a backtick, the pair is rewritten
+ * in place (same length, so positions are unchanged) and scanning starts
+ * again at that operator: what follows the backtick (an apostrophe in
+ * `it's`, say) is only ever scanned once it is rewritten.
+ */
+static void
+tokenize(MtParser *p)
+{
+	int			alloc = 64;
+	int			offset = 0;
+
+	p->ntoks = 0;
+	p->toks = palloc(alloc * sizeof(MtToken));
+	for (;;)
+	{
+		core_yy_extra_type yyextra;
+		core_yyscan_t scanner;
+		ErrorContextCallback callback;
+		ScanOffset	so = {p->buf, offset};
+		int			restart = -1;
+
+		CHECK_FOR_INTERRUPTS();
+		callback.callback = scan_error_callback;
+		callback.arg = &so;
+		callback.previous = error_context_stack;
+		error_context_stack = &callback;
+		scanner = scanner_init(p->buf + offset, &yyextra, &ScanKeywords, ScanKeywordTokens);
+		yyextra.standard_conforming_strings = true;
+		for (;;)
+		{
+			core_YYSTYPE yylval;
+			int			yylloc = 0;
+			int			type;
+			int			at;
+			MtToken    *t;
+
+			memset(&yylval, 0, sizeof(yylval));
+			type = core_yylex(&yylval, &yylloc, scanner);
+			at = offset + yylloc;
+			if (p->ntoks + 1 >= alloc)
+			{
+				alloc *= 2;
+				p->toks = repalloc(p->toks, alloc * sizeof(MtToken));
+			}
+			t = &p->toks[p->ntoks++];
+			memset(t, 0, sizeof(MtToken));
+			t->type = type;
+			t->location = (type == 0) ? p->buflen : at;
+			if (type == 0)
+				break;
+			if (type == Op && strchr(yylval.str, '`') != NULL)
+			{
+				(void) rewrite_backtick_pair(p, at + (strchr(yylval.str, '`') - yylval.str));
+				p->ntoks--;
+				restart = at;
+				break;
+			}
+			if (type == ICONST)
+				t->ival = yylval.ival;
+			else if (type == IDENT || type == SCONST || type == FCONST ||
+					 type == Op || type == BCONST || type == XCONST ||
+					 type == PARAM || type == UIDENT || type == USCONST)
+			{
+				t->str = yylval.str ? pstrdup(yylval.str) : NULL;
+				t->quoted = (type == IDENT && (p->buf[at] == '"' ||
+											   p->buf[at] == 'U' ||
+											   p->buf[at] == 'u'));
+				/* a doubled backtick inside `name` stands for one backtick */
+				if (t->quoted && p->source[at] == '`' && t->str)
+				{
+					char	   *r = t->str;
+					char	   *w = t->str;
+
+					while (*r)
+					{
+						if (r[0] == '`' && r[1] == '`')
+							r++;
+						*w++ = *r++;
+					}
+					*w = '\0';
+				}
+			}
+			else if (type >= 0 && type < 256)
+				 /* single-character token */ ;
+			else
+				t->keyword = yylval.keyword;
+		}
+		scanner_finish(scanner);
+		error_context_stack = callback.previous;
+		if (restart < 0)
+			break;
+		offset = restart;
+	}
+}
+
 
 /*
  * mt_parse
@@ -1679,10 +1721,7 @@ mt_parse(const char *source)
 	p.source = source;
 	p.buf = pstrdup(source);
 	p.buflen = strlen(source);
-	do
-	{
-		tokenize(&p);
-	} while (rewrite_backticks(&p));
+	tokenize(&p);
 
 	start = 0;
 	for (i = 0; i < p.ntoks; i++)
