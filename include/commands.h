@@ -63,5 +63,16 @@ extern void mt_spi_exec(const char *sql, int expected);
 extern List *mt_leaf_relations(Oid relid);
 extern char *mt_storage_options_sql(List *options);
 extern bool mt_is_storage_option(const char *key);
+extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,
+								   Oid relid);
+extern List *mt_primary_key_columns(Oid relid);
+extern void mt_sync_query_view_owner(Oid relid);
+extern void mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner);
+extern void mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns,
+								const char *clause);
+extern void mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod);
+extern void mt_expression_type(MtStatement *st, int location, const char *expr_text,
+							   const char *from_sql, const char *what, bool immutable,
+							   Oid *typid, int32 *typmod, Oid *collid);
 
 #endif							/* MT_COMMANDS_H */

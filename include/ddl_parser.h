@@ -51,6 +51,7 @@ typedef struct MtColumn
 	char	   *type_text;		/* the declared type as PostgreSQL text */
 	Node	   *expr;			/* computed column: raw expression */
 	char	   *expr_text;		/* computed column: expression as written */
+	int			expr_location;	/* computed column: where it was written */
 	char	   *metadata_key;	/* metadata column: FROM key, or NULL */
 	bool		is_virtual;		/* metadata column: VIRTUAL */
 	bool		not_null;		/* type carried NOT NULL */
@@ -74,6 +75,7 @@ typedef struct MtWatermark
 	char	   *column;
 	Node	   *expr;			/* raw expression */
 	char	   *expr_text;
+	int			expr_location;
 	int			location;
 } MtWatermark;
 

@@ -36,6 +36,8 @@ extern int	mt_errposition(const char *source, int location);
 extern bool mt_extension_ready(void);
 extern Oid	mt_internal_namespace(void);
 extern Oid	mt_extension_owner(void);
+extern void mt_as_extension_owner_begin(Oid *save_userid, int *save_sec);
+extern void mt_as_extension_owner_end(Oid save_userid, int save_sec);
 
 /*
  * The extension's own writes and DDL on MTs pass the guards only while

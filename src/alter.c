@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "catalog/dependency.h"
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_type.h"
@@ -57,10 +58,16 @@ table_ddl(const char *sql)
 	CommandCounterIncrement();
 }
 
+/*
+ * A copy of the column's attribute, or NULL.  The relation is not kept
+ * open: ALTER TABLE refuses a table this session still has open.
+ */
 static Form_pg_attribute
-find_column(Relation rel, const char *name)
+find_column(Oid relid, const char *name)
 {
+	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
+	Form_pg_attribute result = NULL;
 	int			i;
 
 	for (i = 0; i < desc->natts; i++)
@@ -68,9 +75,14 @@ find_column(Relation rel, const char *name)
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
 		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
-			return att;
+		{
+			result = palloc(sizeof(FormData_pg_attribute));
+			memcpy(result, att, sizeof(FormData_pg_attribute));
+			break;
+		}
 	}
-	return NULL;
+	table_close(rel, AccessShareLock);
+	return result;
 }
 
 static char *
@@ -166,6 +178,60 @@ alter_refresh(MtStatement *st, Oid relid)
  */
 
 /*
+ * check_no_cycle
+ *		A new query may not read the table itself, directly or through
+ *		views and other materialized tables: its content would depend on
+ *		itself, and a continuous pipeline would refresh it forever.
+ */
+static void
+check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
+{
+	Oid			types[2] = {OIDOID, OIDOID};
+	Datum		values[2] = {ObjectIdGetDatum(viewid), ObjectIdGetDatum(relid)};
+	Oid			save_userid;
+	int			save_sec;
+	bool		cycle = false;
+
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	SPI_connect();
+	if (SPI_execute_with_args("WITH RECURSIVE reads(rel) AS ("
+							  "  SELECT $1::pg_catalog.oid"
+							  "  UNION"
+							  "  SELECT d.refobjid"
+							  "    FROM reads"
+							  "    JOIN pg_catalog.pg_rewrite r"
+							  "      ON r.ev_class = reads.rel"
+							  "      OR r.ev_class = (SELECT t.query_view::pg_catalog.oid"
+							  "                         FROM materialized_table_internal.mt_table t"
+							  "                        WHERE t.relid::pg_catalog.oid = reads.rel)"
+							  "    JOIN pg_catalog.pg_depend d"
+							  "      ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+							  "     AND d.objid = r.oid"
+							  "     AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
+							  "     AND d.refobjid <> r.ev_class"
+							  ") "
+							  "SELECT EXISTS (SELECT FROM reads WHERE rel = $2"
+							  "   OR rel IN (SELECT relid FROM pg_catalog.pg_partition_tree($2)))",
+							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		cycle = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										   &isnull));
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
+	if (cycle)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("the new query of materialized table \"%s\" reads the table itself",
+						get_rel_name(relid)),
+				 errdetail("A materialized table cannot depend on its own content, directly or through views and other materialized tables."),
+				 mt_errposition(st->source, q->location)));
+}
+
+/*
  * mt_alter_query
  *		Give an MT a new query.  Its result may only append columns to the
  *		old one's; they are added to the table, nullable.  FULL tables use
@@ -177,7 +243,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 {
 	MtTable    *mt;
 	Relation	view;
-	Relation	rel;
+	Query	   *query;
 	TupleDesc	old;
 	List	   *new_cols;
 	int			i;
@@ -185,7 +251,9 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 
 	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
 	mt = mt_catalog_lookup(relid, false);
-	new_cols = mt_query_columns(mt_analyze_query(st, q));
+	query = mt_analyze_query(st, q);
+	mt_check_query_privileges(st, q, query, mt_table_owner(relid));
+	new_cols = mt_query_columns(query);
 
 	view = table_open(mt->query_view, AccessShareLock);
 	old = CreateTupleDescCopy(RelationGetDescr(view));
@@ -226,21 +294,20 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 	}
 
 	/* new columns: refuse names the table already uses */
-	rel = table_open(relid, NoLock);
 	for (i = nold; i < list_length(new_cols); i++)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);
 
-		if (find_column(rel, nc->name))
+		if (find_column(relid, nc->name))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("column \"%s\" of the new query already exists in materialized table \"%s\"",
-							nc->name, RelationGetRelationName(rel)),
+							nc->name, get_rel_name(relid)),
 					 mt_errposition(st->source, q->location)));
 	}
-	table_close(rel, NoLock);
 
 	(void) mt_define_query_view(st, q, relid, InvalidOid, true);
+	check_no_cycle(st, q, relid, mt->query_view);
 	for (i = nold; i < list_length(new_cols); i++)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);
@@ -288,18 +355,6 @@ position_not_supported(MtStatement *st, MtColumn *col)
 				 mt_errposition(st->source, col->location)));
 }
 
-/* The type of expr over the table's columns. */
-static void
-expression_type(Oid relid, const char *expr, Oid *typid, int32 *typmod)
-{
-	SPI_connect();
-	mt_spi_exec(psprintf("SELECT (\n%s\n) FROM %s LIMIT 0", expr, mt_qualified_name(relid)),
-				SPI_OK_SELECT);
-	*typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-	*typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
-	SPI_finish();
-}
-
 static void
 forget_metadata(MtTable *mt, const char *name)
 {
@@ -326,9 +381,9 @@ remember_metadata(MtTable *mt, const char *name, const char *key)
 }
 
 static bool
-is_query_column(MtTable *mt, Relation rel, const char *name)
+is_query_column(MtTable *mt, Oid relid, const char *name)
 {
-	Form_pg_attribute att = find_column(rel, name);
+	Form_pg_attribute att = find_column(relid, name);
 
 	return att && !att->attgenerated && mt_option_value(mt->metadata_columns, name) == NULL;
 }
@@ -346,7 +401,7 @@ check_metadata_column(MtStatement *st, MtColumn *col, Oid *typid, int32 *typmod)
 				 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
 						   METADATA_REFRESH_TIME),
 				 mt_errposition(st->source, col->location)));
-	typenameTypeIdAndMod(NULL, col->type_name, typid, typmod);
+	mt_type_id_and_mod(st, col->type_name, typid, typmod);
 	if (!can_coerce_type(1, &from, typid, COERCION_EXPLICIT))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -356,18 +411,18 @@ check_metadata_column(MtStatement *st, MtColumn *col, Oid *typid, int32 *typmod)
 }
 
 static void
-add_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
+add_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 {
 	char	   *table = mt_qualified_name(mt->relid);
 	Oid			typid;
 	int32		typmod;
 
 	position_not_supported(st, col);
-	if (find_column(rel, col->name))
+	if (find_column(relid, col->name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_COLUMN),
 				 errmsg("column \"%s\" of materialized table \"%s\" already exists",
-						col->name, RelationGetRelationName(rel)),
+						col->name, get_rel_name(relid)),
 				 errhint("Use MODIFY to change it."),
 				 mt_errposition(st->source, col->location)));
 	switch (col->kind)
@@ -381,7 +436,8 @@ add_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 					 mt_errposition(st->source, col->location)));
 			break;
 		case MT_COLUMN_COMPUTED:
-			expression_type(mt->relid, col->expr_text, &typid, &typmod);
+			mt_expression_type(st, col->expr_location, col->expr_text, table,
+							   "computed column expressions", true, &typid, &typmod, NULL);
 			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
 							   table, quote_identifier(col->name), type_sql(typid, typmod),
 							   col->expr_text));
@@ -413,21 +469,21 @@ add_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 }
 
 static void
-modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
+modify_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 {
 	char	   *table = mt_qualified_name(mt->relid);
-	Form_pg_attribute att = find_column(rel, col->name);
+	Form_pg_attribute att = find_column(relid, col->name);
 
 	position_not_supported(st, col);
 	if (att == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of materialized table \"%s\" does not exist",
-						col->name, RelationGetRelationName(rel)),
+						col->name, get_rel_name(relid)),
 				 errhint("Use ADD to add it."),
 				 mt_errposition(st->source, col->location)));
 
-	if (is_query_column(mt, rel, col->name))
+	if (is_query_column(mt, relid, col->name))
 	{
 		if (col->kind != MT_COLUMN_PHYSICAL || col->type_name)
 		{
@@ -435,13 +491,13 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 			int32		typmod = -1;
 
 			if (col->type_name)
-				typenameTypeIdAndMod(NULL, col->type_name, &typid, &typmod);
+				mt_type_id_and_mod(st, col->type_name, &typid, &typmod);
 			if (col->kind != MT_COLUMN_PHYSICAL || typid != att->atttypid ||
 				typmod != att->atttypmod)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot change column \"%s\" of materialized table \"%s\"",
-								col->name, RelationGetRelationName(rel)),
+								col->name, get_rel_name(relid)),
 						 errdetail("The column comes from the query; only its comment can be modified."),
 						 errhint("Change the query with ALTER MATERIALIZED TABLE ... AS."),
 						 mt_errposition(st->source, col->location)));
@@ -459,14 +515,15 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 		int32		typmod;
 
 		/* PostgreSQL 15 cannot change a generation expression in place */
-		expression_type(mt->relid, col->expr_text, &typid, &typmod);
+		mt_expression_type(st, col->expr_location, col->expr_text, table,
+						   "computed column expressions", true, &typid, &typmod, NULL);
 		table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
 		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
 						   table, quote_identifier(col->name), type_sql(typid, typmod),
 						   col->expr_text));
 		ereport(NOTICE,
 				(errmsg("computed column \"%s\" is now the last column of \"%s\"",
-						col->name, RelationGetRelationName(rel))));
+						col->name, get_rel_name(relid))));
 		forget_metadata(mt, col->name);
 	}
 	else
@@ -482,7 +539,7 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 							   quote_identifier(col->name), type_sql(typid, typmod)));
 			ereport(NOTICE,
 					(errmsg("metadata column \"%s\" is now the last column of \"%s\"",
-							col->name, RelationGetRelationName(rel))));
+							col->name, get_rel_name(relid))));
 		}
 		else if (typid != att->atttypid || typmod != att->atttypmod)
 			table_ddl(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING CAST(%s AS %s)",
@@ -497,28 +554,28 @@ modify_column(MtStatement *st, MtTable *mt, Relation rel, MtColumn *col)
 }
 
 static void
-drop_column(MtStatement *st, MtTable *mt, Relation rel, const char *name)
+drop_column(MtStatement *st, MtTable *mt, Oid relid, const char *name)
 {
 	ListCell   *lc;
 
-	if (find_column(rel, name) == NULL)
+	if (find_column(relid, name) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of materialized table \"%s\" does not exist",
-						name, RelationGetRelationName(rel)),
+						name, get_rel_name(relid)),
 				 mt_errposition(st->source, st->alter->action_location)));
 	foreach(lc, mt->partition_keys)
 		if (strcmp(strVal(lfirst(lc)), name) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("cannot drop partition column \"%s\" of materialized table \"%s\"",
-							name, RelationGetRelationName(rel)),
+							name, get_rel_name(relid)),
 					 mt_errposition(st->source, st->alter->action_location)));
-	if (is_query_column(mt, rel, name))
+	if (is_query_column(mt, relid, name))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot drop column \"%s\" of materialized table \"%s\"",
-						name, RelationGetRelationName(rel)),
+						name, get_rel_name(relid)),
 				 errdetail("The query produces the column."),
 				 errhint("Only computed and metadata columns can be dropped."),
 				 mt_errposition(st->source, st->alter->action_location)));
@@ -529,17 +586,41 @@ drop_column(MtStatement *st, MtTable *mt, Relation rel, const char *name)
 
 /* The name of the table's primary key constraint, or NULL. */
 static char *
-primary_key_name(Relation rel)
+primary_key_name(Oid relid)
 {
+	Relation	rel = table_open(relid, AccessShareLock);
 	Oid			index = RelationGetPrimaryKeyIndex(rel);
+
+	table_close(rel, AccessShareLock);
 
 	if (!OidIsValid(index))
 		return NULL;
 	return get_constraint_name(get_index_constraint(index));
 }
 
+/* The names of the primary key's columns. */
+List *
+mt_primary_key_columns(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			index = RelationGetPrimaryKeyIndex(rel);
+	List	   *result = NIL;
+
+	if (OidIsValid(index))
+	{
+		Relation	irel = index_open(index, AccessShareLock);
+		int			i;
+
+		for (i = 0; i < irel->rd_index->indnkeyatts; i++)
+			result = lappend(result, get_attname(relid, irel->rd_index->indkey.values[i], false));
+		index_close(irel, AccessShareLock);
+	}
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
 static void
-add_primary_key(MtStatement *st, MtTable *mt, Relation rel, MtPrimaryKey *pk)
+add_primary_key(MtStatement *st, MtTable *mt, Oid relid, MtPrimaryKey *pk)
 {
 	StringInfoData cols;
 	ListCell   *lc;
@@ -549,13 +630,17 @@ add_primary_key(MtStatement *st, MtTable *mt, Relation rel, MtPrimaryKey *pk)
 	{
 		char	   *name = strVal(lfirst(lc));
 
-		if (!is_query_column(mt, rel, name))
+		if (!is_query_column(mt, relid, name))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("primary key column \"%s\" is not produced by the query", name),
 					 mt_errposition(st->source, pk->location)));
 		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(name));
 	}
+	if (mt->partition_keys)
+		mt_check_key_covers(st, pk, mt->partition_keys, "PARTITIONED BY");
+	if (mt->distribution)
+		mt_check_key_covers(st, pk, mt->distribution->columns, "DISTRIBUTED BY");
 	table_ddl(psprintf("ALTER TABLE %s ADD %sPRIMARY KEY (%s)", mt_qualified_name(mt->relid),
 					   pk->constraint_name ?
 					   psprintf("CONSTRAINT %s ", quote_identifier(pk->constraint_name)) : "",
@@ -563,21 +648,44 @@ add_primary_key(MtStatement *st, MtTable *mt, Relation rel, MtPrimaryKey *pk)
 }
 
 static void
-drop_primary_key(MtStatement *st, Relation rel, const char *constraint)
+drop_primary_key(MtStatement *st, MtTable *mt, Oid relid, const char *constraint)
 {
-	char	   *name = primary_key_name(rel);
+	char	   *name = primary_key_name(relid);
+	List	   *key_columns;
+	ListCell   *lc;
 
 	if (name == NULL || (constraint && strcmp(name, constraint) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 constraint ?
 				 errmsg("constraint \"%s\" of materialized table \"%s\" does not exist",
-						constraint, RelationGetRelationName(rel)) :
+						constraint, get_rel_name(relid)) :
 				 errmsg("materialized table \"%s\" has no primary key",
-						RelationGetRelationName(rel)),
+						get_rel_name(relid)),
 				 mt_errposition(st->source, st->alter->action_location)));
+	key_columns = mt_primary_key_columns(relid);
 	table_ddl(psprintf("ALTER TABLE %s DROP CONSTRAINT %s",
-					   mt_qualified_name(RelationGetRelid(rel)), quote_identifier(name)));
+					   mt_qualified_name(relid), quote_identifier(name)));
+
+	/*
+	 * The key made its columns NOT NULL; without it, NULLs from the query
+	 * must fit again (a new key, if one follows, sets NOT NULL anew).
+	 */
+	foreach(lc, key_columns)
+	{
+		ListCell   *lc2;
+		bool		range_key = false;
+
+		/* RANGE partitioning needs its columns NOT NULL */
+		if (mt->distribution && mt->distribution->kind == MT_DISTRIBUTION_RANGE)
+			foreach(lc2, mt->distribution->columns)
+				if (strcmp(strVal(lfirst(lc2)), lfirst(lc)) == 0)
+					range_key = true;
+		if (range_key)
+			continue;
+		table_ddl(psprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL",
+						   mt_qualified_name(relid), quote_identifier(lfirst(lc))));
+	}
 }
 
 /*
@@ -590,8 +698,7 @@ drop_primary_key(MtStatement *st, Relation rel, const char *constraint)
 void
 mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid)
 {
-	Relation	rel = table_open(relid, NoLock);
-	Form_pg_attribute att = find_column(rel, wm->column);
+	Form_pg_attribute att = find_column(relid, wm->column);
 	Oid			typid;
 	int32		typmod;
 
@@ -606,8 +713,8 @@ mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid)
 				 errmsg("watermark column \"%s\" must be of a timestamp type", wm->column),
 				 errdetail("Its type is %s.", format_type_be(att->atttypid)),
 				 mt_errposition(st->source, wm->location)));
-	table_close(rel, NoLock);
-	expression_type(relid, wm->expr_text, &typid, &typmod);
+	mt_expression_type(st, wm->expr_location, wm->expr_text, mt_qualified_name(relid),
+					   "watermark expressions", false, &typid, &typmod, NULL);
 	if (typid != TIMESTAMPOID && typid != TIMESTAMPTZOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -617,15 +724,15 @@ mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid)
 }
 
 static void
-no_distribution_change(MtStatement *st, Relation rel, bool add)
+no_distribution_change(MtStatement *st, Oid relid, bool add)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 add ?
 			 errmsg("cannot add a distribution to materialized table \"%s\"",
-					RelationGetRelationName(rel)) :
+					get_rel_name(relid)) :
 			 errmsg("cannot drop the distribution of materialized table \"%s\"",
-					RelationGetRelationName(rel)),
+					get_rel_name(relid)),
 			 errdetail("The distribution decides how the table is partitioned, which PostgreSQL fixes when a table is created."),
 			 errhint("Drop the materialized table and create it again with the distribution you want."),
 			 mt_errposition(st->source, st->alter->action_location)));
@@ -636,34 +743,29 @@ alter_elements(MtStatement *st, Oid relid)
 {
 	MtAlterStmt *a = st->alter;
 	MtTable    *mt = mt_catalog_lookup(relid, false);
-	Relation	rel;
 	ListCell   *lc;
 
 	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
-	rel = table_open(relid, NoLock);
 
 	switch (a->action)
 	{
 		case MT_ALTER_ADD:
 			if (a->distribution)
-				no_distribution_change(st, rel, true);
+				no_distribution_change(st, relid, true);
 			foreach(lc, a->columns)
 			{
-				add_column(st, mt, rel, lfirst(lc));
-				RelationForgetRelation(relid);
-				table_close(rel, NoLock);
-				rel = table_open(relid, NoLock);
+				add_column(st, mt, relid, lfirst(lc));
 			}
 			if (a->primary_key)
 			{
-				if (primary_key_name(rel))
+				if (primary_key_name(relid))
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 							 errmsg("materialized table \"%s\" already has a primary key",
-									RelationGetRelationName(rel)),
+									get_rel_name(relid)),
 							 errhint("Use MODIFY PRIMARY KEY to change it."),
 							 mt_errposition(st->source, a->primary_key->location)));
-				add_primary_key(st, mt, rel, a->primary_key);
+				add_primary_key(st, mt, relid, a->primary_key);
 			}
 			if (a->watermark)
 			{
@@ -671,7 +773,7 @@ alter_elements(MtStatement *st, Oid relid)
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 							 errmsg("materialized table \"%s\" already has a watermark",
-									RelationGetRelationName(rel)),
+									get_rel_name(relid)),
 							 errhint("Use MODIFY WATERMARK to change it."),
 							 mt_errposition(st->source, a->watermark->location)));
 				mt_check_watermark(st, a->watermark, relid);
@@ -683,21 +785,19 @@ alter_elements(MtStatement *st, Oid relid)
 		case MT_ALTER_MODIFY:
 			foreach(lc, a->columns)
 			{
-				modify_column(st, mt, rel, lfirst(lc));
-				table_close(rel, NoLock);
-				rel = table_open(relid, NoLock);
+				modify_column(st, mt, relid, lfirst(lc));
 			}
 			if (a->primary_key)
 			{
-				if (primary_key_name(rel) == NULL)
+				if (primary_key_name(relid) == NULL)
 					ereport(ERROR,
 							(errcode(ERRCODE_UNDEFINED_OBJECT),
 							 errmsg("materialized table \"%s\" has no primary key",
-									RelationGetRelationName(rel)),
+									get_rel_name(relid)),
 							 errhint("Use ADD PRIMARY KEY to add one."),
 							 mt_errposition(st->source, a->primary_key->location)));
-				drop_primary_key(st, rel, NULL);
-				add_primary_key(st, mt, rel, a->primary_key);
+				drop_primary_key(st, mt, relid, NULL);
+				add_primary_key(st, mt, relid, a->primary_key);
 			}
 			if (a->watermark)
 			{
@@ -705,7 +805,7 @@ alter_elements(MtStatement *st, Oid relid)
 					ereport(ERROR,
 							(errcode(ERRCODE_UNDEFINED_OBJECT),
 							 errmsg("materialized table \"%s\" has no watermark",
-									RelationGetRelationName(rel)),
+									get_rel_name(relid)),
 							 errhint("Use ADD WATERMARK to add one."),
 							 mt_errposition(st->source, a->watermark->location)));
 				mt_check_watermark(st, a->watermark, relid);
@@ -720,23 +820,21 @@ alter_elements(MtStatement *st, Oid relid)
 				case MT_DROP_COLUMNS:
 					foreach(lc, a->drop_columns)
 					{
-						drop_column(st, mt, rel, strVal(lfirst(lc)));
-						table_close(rel, NoLock);
-						rel = table_open(relid, NoLock);
+						drop_column(st, mt, relid, strVal(lfirst(lc)));
 					}
 					break;
 				case MT_DROP_PRIMARY_KEY:
-					drop_primary_key(st, rel, NULL);
+					drop_primary_key(st, mt, relid, NULL);
 					break;
 				case MT_DROP_CONSTRAINT:
-					drop_primary_key(st, rel, a->drop_constraint);
+					drop_primary_key(st, mt, relid, a->drop_constraint);
 					break;
 				case MT_DROP_WATERMARK:
 					if (mt->watermark_column == NULL)
 						ereport(ERROR,
 								(errcode(ERRCODE_UNDEFINED_OBJECT),
 								 errmsg("materialized table \"%s\" has no watermark",
-										RelationGetRelationName(rel)),
+										get_rel_name(relid)),
 								 mt_errposition(st->source, a->action_location)));
 					mt->watermark_column = NULL;
 					mt->watermark_expression = NULL;
@@ -746,9 +844,9 @@ alter_elements(MtStatement *st, Oid relid)
 						ereport(ERROR,
 								(errcode(ERRCODE_UNDEFINED_OBJECT),
 								 errmsg("materialized table \"%s\" has no distribution",
-										RelationGetRelationName(rel)),
+										get_rel_name(relid)),
 								 mt_errposition(st->source, a->action_location)));
-					no_distribution_change(st, rel, false);
+					no_distribution_change(st, relid, false);
 					break;
 			}
 			break;
@@ -756,7 +854,6 @@ alter_elements(MtStatement *st, Oid relid)
 		default:
 			elog(ERROR, "unexpected ALTER MATERIALIZED TABLE action %d", a->action);
 	}
-	table_close(rel, NoLock);
 	mt_catalog_update(mt);
 }
 

@@ -472,6 +472,8 @@ mt_catalog_insert(MtTable *mt)
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
 	int			i;
+	Oid			save_userid;
+	int			save_sec;
 
 	row_to_datums(mt, values, nulls);
 	initStringInfo(&sql);
@@ -481,11 +483,13 @@ mt_catalog_insert(MtTable *mt)
 		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
 	appendStringInfoChar(&sql, ')');
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into the materialized table catalog");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 	CacheInvalidateRelcacheByRelid(mt->relid);
 }
 
@@ -499,6 +503,8 @@ mt_catalog_update(MtTable *mt)
 	char	   *col;
 	char	   *save;
 	int			i = 0;
+	Oid			save_userid;
+	int			save_sec;
 
 	row_to_datums(mt, values, nulls);
 	initStringInfo(&sql);
@@ -512,11 +518,13 @@ mt_catalog_update(MtTable *mt)
 	}
 	appendStringInfoString(&sql, " WHERE relid = $1");
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 void
@@ -526,12 +534,16 @@ mt_catalog_delete(Oid relid)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the materialized table catalog");
 	SPI_finish();
-	/* after DROP TABLE the relation is gone already, and its relcache entry too */
+	mt_as_extension_owner_end(save_userid, save_sec);
+	/* a table dropped already (sql_drop) has had its invalidation */
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		CacheInvalidateRelcacheByRelid(relid);
 	if (mt_cache)
@@ -545,11 +557,15 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
 	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 /*
@@ -564,6 +580,8 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql;
 	MtTable    *mt = NULL;
+	Oid			save_userid;
+	int			save_sec;
 
 	if (!OidIsValid(mt_internal_namespace()))
 	{
@@ -574,6 +592,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 
 	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1",
 				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
@@ -609,6 +628,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 
 	if (mt == NULL && !missing_ok)
 		ereport(ERROR,
@@ -625,11 +645,14 @@ mt_catalog_all_relids(void)
 	List	   *result = NIL;
 	char	   *sql;
 	uint64		i;
+	Oid			save_userid;
+	int			save_sec;
 
 	if (!OidIsValid(mt_internal_namespace()))
 		return NIL;
 	sql = psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
 				   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
@@ -643,5 +666,6 @@ mt_catalog_all_relids(void)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 	return result;
 }

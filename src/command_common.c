@@ -18,12 +18,19 @@
 #include "commands/dbcommands.h"
 #include "commands/tablecmds.h"
 #include "commands/view.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "mb/pg_wchar.h"
 #include "parser/analyze.h"
 #include "parser/parse_relation.h"
+#include "parser/parse_type.h"
+#include "utils/plancache.h"
+#include "utils/ruleutils.h"
+#include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -199,7 +206,9 @@ check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(viewid)};
 	const char *sql =
-	"SELECT pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid) "
+	"SELECT pg_catalog.replace(pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid), "
+	"                          pg_catalog.pg_my_temp_schema()::pg_catalog.regnamespace::pg_catalog.text || '.', "
+	"                          'pg_temp.') "
 	"  FROM pg_catalog.pg_depend d "
 	"  JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
 	"       AND d.objid = r.oid "
@@ -403,4 +412,278 @@ mt_storage_options_sql(List *options)
 	if (buf.len)
 		appendStringInfoChar(&buf, ')');
 	return buf.data;
+}
+
+/*
+ * Error positions of an expression checked through generated SQL: an error
+ * inside the expression points at the same spot of the statement, any
+ * other error of that SQL at the expression's start.
+ */
+typedef struct MtExpressionErrorArg
+{
+	const char *source;			/* the statement text of execute() */
+	int			location;		/* byte offset of the expression there */
+	const char *sql;			/* the generated SQL */
+	int			sql_offset;		/* byte offset of the expression there */
+	int			expr_len;		/* its length in bytes */
+} MtExpressionErrorArg;
+
+static void
+expression_error_callback(void *arg)
+{
+	MtExpressionErrorArg *e = (MtExpressionErrorArg *) arg;
+	int			pos = getinternalerrposition();
+	int			start = pg_mbstrlen_with_len(e->sql, e->sql_offset);
+	int			len = pg_mbstrlen_with_len(e->sql + e->sql_offset, e->expr_len);
+	int			offset = 0;
+
+	if (e->source == NULL)
+		return;
+	if (pos > 0 && pos - 1 >= start && pos - 1 <= start + len)
+		offset = pos - 1 - start;
+	errposition(0);
+	internalerrposition(pg_mbstrlen_with_len(e->source, e->location) + offset + 1);
+	internalerrquery(e->source);
+}
+
+/*
+ * mt_expression_type
+ *		Check a computed column's or watermark's expression over the
+ *		columns that from_sql (a FROM item) provides, and give its type.
+ *
+ * The expression must be a scalar expression over the row, without
+ * aggregates, window functions, set-returning functions or subqueries;
+ * a computed column's (a generated column here) must also be immutable.  Errors point into
+ * the statement at location, where the expression was written.
+ */
+static void
+expression_check(MtStatement *st, int location, const char *expr_text,
+				 const char *from_sql, const char *what, bool immutable,
+				 Oid *typid, int32 *typmod, Oid *collid,
+				 Oid deparse_relid, char **deparsed)
+{
+	MtExpressionErrorArg arg;
+	ErrorContextCallback callback;
+	StringInfoData sql;
+	SPIPlanPtr	plan;
+	CachedPlanSource *source;
+	Query	   *query;
+	TargetEntry *tle;
+	const char *problem = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT (\n");
+	arg.sql_offset = sql.len;
+	appendStringInfo(&sql, "%s\n) FROM %s LIMIT 0", expr_text, from_sql);
+	arg.source = st ? st->source : NULL;
+	arg.location = location;
+	arg.sql = sql.data;
+	arg.expr_len = strlen(expr_text);
+
+	callback.callback = expression_error_callback;
+	callback.arg = &arg;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+
+	SPI_connect();
+	plan = SPI_prepare(sql.data, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	source = linitial(SPI_plan_get_plan_sources(plan));
+	query = linitial_node(Query, source->query_list);
+	tle = linitial_node(TargetEntry, query->targetList);
+	if (query->hasAggs)
+		problem = "aggregate functions";
+	else if (query->hasWindowFuncs)
+		problem = "window functions";
+	else if (query->hasTargetSRFs)
+		problem = "set-returning functions";
+	else if (query->hasSubLinks)
+		problem = "subqueries";
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s are not allowed in %s", problem, what)));
+	if (immutable && contain_mutable_functions_after_planning(tle->expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("computed column expression is not immutable"),
+				 errdetail("PostgreSQL stores computed columns, so their expressions may only use immutable functions.")));
+	if (typid)
+		*typid = exprType((Node *) tle->expr);
+	if (typmod)
+		*typmod = exprTypmod((Node *) tle->expr);
+	if (collid)
+		*collid = exprCollation((Node *) tle->expr);
+	if (deparsed)
+	{
+		/* the table is the query's only range table entry, as in pg_get_expr */
+		char	   *text = deparse_expression((Node *) tle->expr,
+											  deparse_context_for(get_rel_name(deparse_relid),
+																  deparse_relid),
+											  false, false);
+
+		*deparsed = MemoryContextStrdup(caller, text);
+	}
+	SPI_finish();
+
+	error_context_stack = callback.previous;
+}
+
+void
+mt_expression_type(MtStatement *st, int location, const char *expr_text,
+				   const char *from_sql, const char *what, bool immutable,
+				   Oid *typid, int32 *typmod, Oid *collid)
+{
+	expression_check(st, location, expr_text, from_sql, what, immutable,
+					 typid, typmod, collid, InvalidOid, NULL);
+}
+
+/*
+ * mt_expression_deparse
+ *		A computed column's expression over the table's columns as
+ *		pg_get_expr() would show it, to compare with an existing one.
+ */
+char *
+mt_expression_deparse(MtStatement *st, int location, const char *expr_text, Oid relid)
+{
+	char	   *deparsed;
+
+	expression_check(st, location, expr_text, mt_qualified_name(relid),
+					 "computed column expressions", true, NULL, NULL, NULL,
+					 relid, &deparsed);
+	return deparsed;
+}
+
+/*
+ * mt_type_id_and_mod
+ *		typenameTypeIdAndMod() for a type of a column list: errors point at
+ *		the type in the statement (the parser set its location there).
+ */
+void
+mt_type_id_and_mod(MtStatement *st, TypeName *type_name, Oid *typid, int32 *typmod)
+{
+	ParseState *pstate = make_parsestate(NULL);
+
+	pstate->p_sourcetext = st ? st->source : NULL;
+	typenameTypeIdAndMod(pstate, type_name, typid, typmod);
+	free_parsestate(pstate);
+}
+
+/*
+ * mt_check_key_covers
+ *		PostgreSQL enforces a key per partition, so a partitioned table's
+ *		key must contain the columns it is partitioned by: the PARTITIONED
+ *		BY columns, or else the distribution's.
+ */
+void
+mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char *clause)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		char	   *name = strVal(lfirst(lc));
+		ListCell   *lc2;
+		bool		found = false;
+
+		foreach(lc2, pk->columns)
+			if (strcmp(strVal(lfirst(lc2)), name) == 0)
+				found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("primary key of a materialized table with %s must include column \"%s\"",
+							clause, name),
+					 errdetail("PostgreSQL checks the key within each partition, so the key must contain the columns the table is partitioned by."),
+					 errhint("Add \"%s\" to the primary key.", name),
+					 mt_errposition(st->source, pk->location)));
+	}
+}
+
+/*
+ * mt_sync_query_view_owner
+ *		After ALTER TABLE ... OWNER TO: the hidden view holding the query
+ *		follows, so that its permission checks are the new owner's.
+ */
+void
+mt_sync_query_view_owner(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (mt == NULL || !OidIsValid(mt->query_view))
+		return;
+	owner = mt_table_owner(relid);
+	if (mt_table_owner(mt->query_view) == owner)
+		return;
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	ATExecChangeOwner(mt->query_view, owner, false, AccessExclusiveLock);
+	mt_as_extension_owner_end(save_userid, save_sec);
+	CommandCounterIncrement();
+}
+
+static bool
+collect_relations(Node *node, List **rtes)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+			*rtes = lappend(*rtes, rte);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, collect_relations, rtes,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, collect_relations, rtes);
+}
+
+typedef struct QueryLocation
+{
+	const char *source;
+	int			location;
+} QueryLocation;
+
+static void
+query_error_callback(void *arg)
+{
+	QueryLocation *where = (QueryLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
+/*
+ * mt_check_query_privileges
+ *		The owner of a materialized table must be able to read what its
+ *		query reads, as CREATE TABLE AS checks; say so now rather than at
+ *		the first refresh.
+ */
+void
+mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner)
+{
+	List	   *rtes = NIL;
+	QueryLocation where = {st->source, q->location};
+	ErrorContextCallback callback;
+	Oid			save_userid;
+	int			save_sec;
+
+	(void) query_tree_walker(query, collect_relations, &rtes, QTW_EXAMINE_RTES_BEFORE);
+	if (rtes == NIL)
+		return;
+	callback.callback = query_error_callback;
+	callback.arg = &where;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	(void) ExecCheckRTPerms(rtes, true);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	error_context_stack = callback.previous;
 }

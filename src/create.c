@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/reloptions.h"
 #include "access/table.h"
 #include "catalog/pg_collation.h"
 #include "nodes/makefuncs.h"
@@ -36,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
 #include "commands.h"
 #include "date_format.h"
@@ -63,8 +65,11 @@ typedef struct PlannedColumn
 	bool		not_null;
 	char	   *comment;
 	char	   *expr_text;		/* computed */
+	int			expr_location;
 	char	   *metadata_key;	/* metadata */
 } PlannedColumn;
+
+static List *planned_from_table(Oid relid);
 
 static MtQueryColumn *
 find_query_column(List *qcols, const char *name)
@@ -172,7 +177,7 @@ plan_physical(MtStatement *st, MtQueryColumn *qc, MtColumn *def)
 		Oid			typid;
 		int32		typmod;
 
-		typenameTypeIdAndMod(NULL, def->type_name, &typid, &typmod);
+		mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
 		if (!can_coerce_type(1, &qc->typid, &typid, COERCION_ASSIGNMENT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -209,6 +214,22 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 
 		if (def->kind == MT_COLUMN_PHYSICAL)
 			physical = lappend(physical, def);
+	}
+
+	/* a table cannot have two columns of one name, as CREATE TABLE AS says */
+	foreach(lc, qcols)
+	{
+		MtQueryColumn *qc = lfirst(lc);
+		ListCell   *lc2;
+
+		for_each_cell(lc2, qcols, lnext(qcols, lc))
+			if (strcmp(((MtQueryColumn *) lfirst(lc2))->name, qc->name) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" specified more than once", qc->name),
+						 errdetail("The query produces more than one column named \"%s\".", qc->name),
+						 errhint("Give the query's columns distinct names with AS."),
+						 mt_errposition(st->source, c->query->location)));
 	}
 
 	if (physical != NIL && list_length(physical) != list_length(qcols))
@@ -264,7 +285,10 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 		pc->comment = def->comment;
 		pc->not_null = def->not_null;
 		if (def->kind == MT_COLUMN_COMPUTED)
+		{
 			pc->expr_text = def->expr_text;
+			pc->expr_location = def->expr_location;
+		}
 		else
 		{
 			Oid			from = TIMESTAMPTZOID;
@@ -277,7 +301,7 @@ plan_columns(MtStatement *st, MtCreateStmt *c, List *qcols)
 						 errdetail("The only metadata a materialized table's rows carry is \"%s\", the time of the refresh that wrote the row.",
 								   METADATA_REFRESH_TIME),
 						 mt_errposition(st->source, def->location)));
-			typenameTypeIdAndMod(NULL, def->type_name, &pc->typid, &pc->typmod);
+			mt_type_id_and_mod(st, def->type_name, &pc->typid, &pc->typmod);
 			pc->collid = get_typcollation(pc->typid);
 			if (!can_coerce_type(1, &from, &pc->typid, COERCION_EXPLICIT))
 				ereport(ERROR,
@@ -370,6 +394,51 @@ check_partition_keys(MtStatement *st, MtCreateStmt *c, List *planned, List *qcol
 	}
 }
 
+typedef struct OptionLocation
+{
+	const char *source;
+	int			location;
+} OptionLocation;
+
+static void
+option_error_callback(void *arg)
+{
+	OptionLocation *where = (OptionLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
+/*
+ * check_storage_option
+ *		Let PostgreSQL validate a storage parameter now, so that a bad value
+ *		is reported at the option rather than from generated DDL.
+ */
+static void
+check_storage_option(MtStatement *st, MtOption *opt)
+{
+	static const char *const validnsps[] = HEAP_RELOPT_NAMESPACES;
+	const char *dot = strchr(opt->key, '.');
+	OptionLocation where = {st->source, opt->location};
+	ErrorContextCallback callback;
+	DefElem    *def;
+	Datum		reloptions;
+
+	if (dot)
+		def = makeDefElemExtended(pnstrdup(opt->key, dot - opt->key), pstrdup(dot + 1),
+								  (Node *) makeString(pstrdup(opt->value)), DEFELEM_UNSPEC, -1);
+	else
+		def = makeDefElem(pstrdup(opt->key), (Node *) makeString(pstrdup(opt->value)), -1);
+
+	callback.callback = option_error_callback;
+	callback.arg = &where;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	reloptions = transformRelOptions((Datum) 0, list_make1(def), dot ? "toast" : NULL,
+									 (char **) validnsps, false, false);
+	(void) heap_reloptions(dot ? RELKIND_TOASTVALUE : RELKIND_RELATION, reloptions, true);
+	error_context_stack = callback.previous;
+}
+
 /*
  * check_options
  *		WITH options: date formatters must name a string partition column
@@ -434,7 +503,9 @@ check_options(MtStatement *st, List *options, List *partition_keys, List *planne
 						 errmsg("option \"sink.parallelism\" must be a positive integer"),
 						 mt_errposition(st->source, opt->location)));
 		}
-		else if (!mt_is_storage_option(opt->key))
+		else if (mt_is_storage_option(opt->key))
+			check_storage_option(st, opt);
+		else
 			ereport(NOTICE,
 					(errmsg("option \"%s\" is kept but has no effect in PostgreSQL", opt->key)));
 	}
@@ -481,39 +552,35 @@ check_distribution(MtStatement *st, MtDistribution *d, MtPrimaryKey *pk, List *p
 
 /* The type of a computed column's expression over the planned columns. */
 static void
-resolve_computed_types(List *planned)
+resolve_computed_types(MtStatement *st, List *planned)
 {
 	ListCell   *lc;
 
 	foreach(lc, planned)
 	{
 		PlannedColumn *pc = lfirst(lc);
-		StringInfoData sql;
+		StringInfoData from;
 		ListCell   *lc2;
-		bool		first = true;
 
 		if (pc->kind != MT_COLUMN_COMPUTED)
 			continue;
-		initStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT (\n%s\n) FROM (SELECT ", pc->expr_text);
+		initStringInfo(&from);
+		appendStringInfoString(&from, "(SELECT ");
 		foreach(lc2, planned)
 		{
 			PlannedColumn *other = lfirst(lc2);
 
 			if (other->kind == MT_COLUMN_COMPUTED)
 				continue;
-			appendStringInfo(&sql, "%sCAST(NULL AS %s) AS %s", first ? "" : ", ",
-							 format_type_with_typemod(other->typid, other->typmod),
+			appendStringInfo(&from, "%sCAST(NULL AS %s) AS %s", from.len > 8 ? ", " : "",
+							 format_type_extended(other->typid, other->typmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
 							 quote_identifier(other->name));
-			first = false;
 		}
-		appendStringInfoString(&sql, ") AS s LIMIT 0");
-		SPI_connect();
-		mt_spi_exec(sql.data, SPI_OK_SELECT);
-		pc->typid = SPI_gettypeid(SPI_tuptable->tupdesc, 1);
-		pc->typmod = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypmod;
-		pc->collid = TupleDescAttr(SPI_tuptable->tupdesc, 0)->attcollation;
-		SPI_finish();
+		appendStringInfo(&from, ") AS %s", quote_identifier(st->create->name->name));
+		mt_expression_type(st, pc->expr_location, pc->expr_text, from.data,
+						   "computed column expressions", true,
+						   &pc->typid, &pc->typmod, &pc->collid);
 	}
 }
 
@@ -686,6 +753,7 @@ create_new(MtStatement *st, Oid nspid)
 	mt_freshness_resolve(c->freshness, c->refresh_mode, st->source,
 						 c->refresh_mode_location, &value, &unit, &mode);
 	query = mt_analyze_query(st, c->query);
+	mt_check_query_privileges(st, c->query, query, GetUserId());
 	qcols = mt_query_columns(query);
 	planned = plan_columns(st, c, qcols);
 	pk = primary_key_of(st, c);
@@ -693,7 +761,11 @@ create_new(MtStatement *st, Oid nspid)
 	check_partition_keys(st, c, planned, qcols);
 	check_options(st, c->options, c->partition_keys, planned, mode);
 	check_distribution(st, c->distribution, pk, planned);
-	resolve_computed_types(planned);
+	if (pk && c->partition_keys)
+		mt_check_key_covers(st, pk, c->partition_keys, "PARTITIONED BY");
+	if (pk && c->distribution)
+		mt_check_key_covers(st, pk, c->distribution->columns, "DISTRIBUTED BY");
+	resolve_computed_types(st, planned);
 
 	/* the table */
 	qualified = quote_qualified_identifier(get_namespace_name(nspid), c->name->name);
@@ -759,6 +831,184 @@ create_new(MtStatement *st, Oid nspid)
 	mt_pipeline_table_created(mt);
 }
 
+static void
+no_element_change(MtStatement *st, Oid relid, const char *what, int location, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("CREATE OR ALTER cannot change the %s of materialized table \"%s\"",
+					what, get_rel_name(relid)),
+			 errdetail("CREATE OR ALTER changes the query, freshness, options and comments of an existing table."),
+			 errhint("%s", hint),
+			 mt_errposition(st->source, location)));
+}
+
+/*
+ * check_same_elements
+ *		CREATE OR ALTER on an existing table: the column list, primary key,
+ *		computed and metadata columns, watermark and distribution it
+ *		declares must be what the table has (an identical statement changes
+ *		nothing); ALTER MATERIALIZED TABLE ... ADD, MODIFY and DROP change
+ *		them.  Column comments are applied.
+ */
+static void
+check_same_elements(MtStatement *st, Oid relid, MtTable *mt)
+{
+	MtCreateStmt *c = st->create;
+	const char *hint = "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP.";
+	MtPrimaryKey *pk = primary_key_of(st, c);
+	List	   *old_key = mt_primary_key_columns(relid);
+	List	   *table_cols = planned_from_table(relid);
+	List	   *physical = NIL;
+	ListCell   *lc;
+	ListCell   *lc2;
+	int			n = 0;
+	bool		same_key;
+
+	/* the primary key */
+	same_key = list_length(old_key) == (pk ? list_length(pk->columns) : 0);
+	if (same_key && pk)
+		forboth(lc, old_key, lc2, pk->columns)
+			if (strcmp(lfirst(lc), strVal(lfirst(lc2))) != 0)
+				same_key = false;
+	if (!same_key)
+		no_element_change(st, relid, "primary key", pk ? pk->location : c->name->location,
+						  "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP PRIMARY KEY.");
+
+	/* the table's physical columns, in order */
+	foreach(lc, table_cols)
+	{
+		PlannedColumn *pc = lfirst(lc);
+
+		if (pc->kind == MT_COLUMN_PHYSICAL &&
+			mt_option_value(mt->metadata_columns, pc->name) == NULL)
+			physical = lappend(physical, pc);
+	}
+
+	foreach(lc, c->columns)
+	{
+		MtColumn   *def = lfirst(lc);
+		PlannedColumn *pc = find_planned(table_cols, def->name);
+
+		if (def->kind == MT_COLUMN_PHYSICAL)
+		{
+			/* existing columns in the table's order; new ones follow */
+			if (n < list_length(physical))
+			{
+				PlannedColumn *old = list_nth(physical, n);
+
+				if (strcmp(old->name, def->name) != 0)
+					no_element_change(st, relid, "column list", def->location,
+									  "List the table's columns in its order; a new query may only append columns.");
+				if (def->type_name)
+				{
+					Oid			typid;
+					int32		typmod;
+
+					mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
+					if (typid != old->typid || typmod != old->typmod)
+						no_element_change(st, relid, psprintf("type of column \"%s\"", def->name),
+										  def->location,
+										  "The type of a column cannot change; drop the table and create it again.");
+				}
+			}
+			n++;
+		}
+		else if (def->kind == MT_COLUMN_COMPUTED)
+		{
+			char	   *expr;
+
+			if (pc == NULL || pc->kind != MT_COLUMN_COMPUTED)
+				no_element_change(st, relid, psprintf("computed column \"%s\"", def->name),
+								  def->location, "Use ALTER MATERIALIZED TABLE ... ADD or MODIFY.");
+			expr = mt_expression_deparse(st, def->expr_location, def->expr_text, relid);
+			if (strcmp(expr, pc->expr_text) != 0)
+				no_element_change(st, relid, psprintf("computed column \"%s\"", def->name),
+								  def->expr_location, "Use ALTER MATERIALIZED TABLE ... MODIFY.");
+		}
+		else
+		{
+			const char *key = def->metadata_key ? def->metadata_key : def->name;
+			const char *old_key_name = mt_option_value(mt->metadata_columns, def->name);
+			Oid			typid;
+			int32		typmod;
+
+			mt_type_id_and_mod(st, def->type_name, &typid, &typmod);
+			if (old_key_name == NULL || strcmp(old_key_name, key) != 0 ||
+				pc == NULL || typid != pc->typid || typmod != pc->typmod)
+				no_element_change(st, relid, psprintf("metadata column \"%s\"", def->name),
+								  def->location, "Use ALTER MATERIALIZED TABLE ... ADD or MODIFY.");
+		}
+	}
+
+	/* computed and metadata columns the statement leaves out */
+	foreach(lc, table_cols)
+	{
+		PlannedColumn *pc = lfirst(lc);
+		bool		listed = false;
+
+		if (pc->kind != MT_COLUMN_COMPUTED &&
+			mt_option_value(mt->metadata_columns, pc->name) == NULL)
+			continue;
+		foreach(lc2, c->columns)
+			if (strcmp(((MtColumn *) lfirst(lc2))->name, pc->name) == 0)
+				listed = true;
+		if (!listed)
+			no_element_change(st, relid,
+							  psprintf("%s column \"%s\"",
+									   pc->kind == MT_COLUMN_COMPUTED ? "computed" : "metadata",
+									   pc->name),
+							  c->name->location, "Use ALTER MATERIALIZED TABLE ... DROP.");
+	}
+
+	/* the watermark */
+	if ((c->watermark == NULL) != (mt->watermark_column == NULL) ||
+		(c->watermark &&
+		 (strcmp(c->watermark->column, mt->watermark_column) != 0 ||
+		  strcmp(c->watermark->expr_text, mt->watermark_expression) != 0)))
+		no_element_change(st, relid, "watermark",
+						  c->watermark ? c->watermark->location : c->name->location,
+						  "Use ALTER MATERIALIZED TABLE ... ADD, MODIFY or DROP WATERMARK.");
+
+	/* the distribution */
+	if ((c->distribution == NULL) != (mt->distribution == NULL) ||
+		(c->distribution &&
+		 ((c->distribution->columns != NIL &&
+		   !equal(c->distribution->columns, mt->distribution->columns)) ||
+		  (c->distribution->kind != MT_DISTRIBUTION_DEFAULT &&
+		   c->distribution->kind != mt->distribution->kind) ||
+		  (c->distribution->buckets != 0 &&
+		   c->distribution->buckets != mt->distribution->buckets))))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the distribution of materialized table \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("The distribution decides how the table is partitioned, which PostgreSQL fixes when a table is created."),
+				 errhint("Drop the materialized table and create it again with the distribution you want."),
+				 mt_errposition(st->source,
+								c->distribution ? c->distribution->location : c->name->location)));
+	(void) hint;
+}
+
+/* Column comments of CREATE OR ALTER. */
+static void
+apply_column_comments(Oid relid, List *columns)
+{
+	ListCell   *lc;
+
+	SPI_connect();
+	foreach(lc, columns)
+	{
+		MtColumn   *def = lfirst(lc);
+
+		if (def->comment)
+			mt_spi_exec(psprintf("COMMENT ON COLUMN %s.%s IS %s", mt_qualified_name(relid),
+								 quote_identifier(def->name),
+								 quote_literal_cstr(def->comment)), SPI_OK_UTILITY);
+	}
+	SPI_finish();
+}
+
 /*
  * alter_existing
  *		CREATE OR ALTER on a materialized table that exists.
@@ -789,13 +1039,7 @@ alter_existing(MtStatement *st, Oid relid)
 						get_rel_name(relid)),
 				 errhint("Drop the table and create it again with the new PARTITIONED BY clause."),
 				 mt_errposition(st->source, c->partition_keys ? c->partition_location : st->location)));
-	if (c->distribution && !equal(c->distribution->columns,
-								  mt->distribution ? mt->distribution->columns : NIL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the distribution of materialized table \"%s\"",
-						get_rel_name(relid)),
-				 mt_errposition(st->source, c->distribution->location)));
+	check_same_elements(st, relid, mt);
 
 	if (c->freshness &&
 		(c->freshness->value != mt->freshness_value || c->freshness->unit != mt->freshness_unit))
@@ -820,6 +1064,7 @@ alter_existing(MtStatement *st, Oid relid)
 							 quote_literal_cstr(c->comment)), SPI_OK_UTILITY);
 		SPI_finish();
 	}
+	apply_column_comments(relid, c->columns);
 	(void) changed;
 }
 
@@ -860,6 +1105,22 @@ mt_create_command(MtStatement *st)
 	return "CREATE MATERIALIZED TABLE";
 }
 
+/* A generated column's expression, as pg_get_expr() shows it. */
+static char *
+generation_expression(Relation rel, AttrNumber attnum)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	int			i;
+
+	for (i = 0; constr && i < constr->num_defval; i++)
+		if (constr->defval[i].adnum == attnum)
+			return deparse_expression(stringToNode(constr->defval[i].adbin),
+									  deparse_context_for(RelationGetRelationName(rel),
+														  RelationGetRelid(rel)),
+									  false, false);
+	return NULL;
+}
+
 /* The table's columns as check_options() wants them. */
 static List *
 planned_from_table(Oid relid)
@@ -881,6 +1142,8 @@ planned_from_table(Oid relid)
 		pc->kind = att->attgenerated ? MT_COLUMN_COMPUTED : MT_COLUMN_PHYSICAL;
 		pc->typid = att->atttypid;
 		pc->typmod = att->atttypmod;
+		if (att->attgenerated)
+			pc->expr_text = generation_expression(rel, att->attnum);
 		planned = lappend(planned, pc);
 	}
 	table_close(rel, AccessShareLock);

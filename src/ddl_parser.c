@@ -13,8 +13,8 @@
  * positions in PostgreSQL's own syntax errors stay right.
  *
  * Flink quotes identifiers with backticks; the scanner sees a backtick as an
- * operator, so a first pass rewrites `name` into "name" in place (same
- * length, so positions are unchanged).
+ * operator, so tokenize() rewrites `name` into "name" in place as it meets
+ * them (same length, so positions are unchanged).
  *
  * Words of the Flink grammar are matched by their text, whether the scanner
  * returns them as keywords (REFRESH, PARTITION, ...) or as unquoted
@@ -30,6 +30,7 @@
 
 #include "common/keywords.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parser.h"
 #include "parser/parse_type.h"
@@ -65,7 +66,6 @@ typedef struct MtParser
 } MtParser;
 
 static void tokenize(MtParser *p);
-static bool rewrite_backticks(MtParser *p);
 static MtStatement *parse_statement(MtParser *p, int start, int end);
 
 /* ---------------------------------------------------------------------
@@ -348,16 +348,86 @@ parse_qualified_name(MtParser *p)
  * ---------------------------------------------------------------------
  */
 
-/* A copy of buf with everything outside [start, end) blanked. */
+/*
+ * blank_outside
+ *		A copy of buf with everything outside [start, end) blanked, for
+ *		PostgreSQL's parser; head (if not NULL) overwrites its beginning.
+ *
+ * PostgreSQL reports positions in characters, counted from the start of
+ * the text it parsed, and our error callback shows them against the
+ * original text: so the part before start must keep both its length in
+ * bytes (parse trees carry byte offsets) and its number of characters.
+ * Blanking byte by byte keeps the first but not the second when the part
+ * holds multibyte characters (a non-ASCII table name, say); then those
+ * characters go into a comment at the beginning, and as many ASCII bytes
+ * as the comment's delimiters need are dropped.
+ */
 static char *
-blank_outside(MtParser *p, int start, int end)
+blank_outside(MtParser *p, int start, int end, const char *head)
 {
-	char	   *copy = pstrdup(p->buf);
+	char	   *copy = palloc(p->buflen + 1);
+	int			headlen = head ? strlen(head) : 0;
+	int			ascii = 0;
+	int			mb = 0;
 	int			i;
 
-	for (i = 0; i < p->buflen; i++)
-		if ((i < start || i >= end) && copy[i] != '\n')
-			copy[i] = ' ';
+	for (i = 0; i < start;)
+	{
+		int			len = pg_mblen(p->buf + i);
+
+		if (len > 1)
+			mb += len;
+		else
+			ascii++;
+		i += len;
+	}
+
+	if (mb == 0 || ascii < headlen + 4)
+	{
+		memcpy(copy, p->buf, p->buflen + 1);
+		for (i = 0; i < p->buflen; i++)
+			if ((i < start || i >= end) && copy[i] != '\n')
+				copy[i] = ' ';
+		if (head)
+			memcpy(copy, head, headlen);
+	}
+	else
+	{
+		int			out = headlen;
+		int			skip = headlen + 4;
+
+		if (head)
+			memcpy(copy, head, headlen);
+		copy[out++] = '/';
+		copy[out++] = '*';
+		for (i = 0; i < start;)
+		{
+			int			len = pg_mblen(p->buf + i);
+
+			if (len > 1)
+			{
+				memcpy(copy + out, p->buf + i, len);
+				out += len;
+			}
+			i += len;
+		}
+		copy[out++] = '*';
+		copy[out++] = '/';
+		for (i = 0; i < start; i++)
+		{
+			if (IS_HIGHBIT_SET(p->buf[i]))
+				continue;
+			if (skip > 0)
+				skip--;
+			else
+				copy[out++] = p->buf[i] == '\n' ? '\n' : ' ';
+		}
+		Assert(out == start);
+		memcpy(copy + start, p->buf + start, p->buflen - start + 1);
+		for (i = end; i < p->buflen; i++)
+			if (copy[i] != '\n')
+				copy[i] = ' ';
+	}
 	return copy;
 }
 
@@ -391,8 +461,10 @@ parse_expression(MtParser *p, int from, int to, char **text)
 	if (from >= to)
 		syntax_error(p, "an expression");
 	Assert(start >= 7);
-	copy = blank_outside(p, start, end);
-	memcpy(copy, "SELECT", 6);
+	while (end > start && isspace((unsigned char) p->buf[end - 1]))
+		end--;
+	copy = blank_outside(p, start, end, "SELECT ");
+	copy[end] = '\0';
 	raw = raw_parser(copy, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1 ||
 		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
@@ -416,6 +488,34 @@ bad:
 			 errdetail("A computed column or watermark takes a single scalar expression."),
 			 mt_errposition(p->source, start)));
 	return NULL;				/* keep compiler quiet */
+}
+
+/* Is token i the end of the current element (a ',' or ')' or the statement's end)? */
+static bool
+element_ends_at(MtParser *p, int i)
+{
+	return i >= p->stmt_end || token_is_char(&p->toks[i], ',') ||
+		token_is_char(&p->toks[i], ')');
+}
+
+/*
+ * Does the word at token i end an expression, or is it a column name
+ * inside it?  COMMENT ends it when a string follows, FIRST when the
+ * element ends after it, AFTER when a column name and the element's end
+ * follow.
+ */
+static bool
+ends_expression(MtParser *p, int i, const char *word)
+{
+	if (strcmp(word, "comment") == 0)
+		return i + 1 < p->stmt_end && p->toks[i + 1].type == SCONST;
+	if (strcmp(word, "first") == 0)
+		return element_ends_at(p, i + 1);
+	if (strcmp(word, "after") == 0)
+		return i + 1 < p->stmt_end &&
+			(p->toks[i + 1].type == IDENT || p->toks[i + 1].keyword != NULL) &&
+			element_ends_at(p, i + 2);
+	return true;
 }
 
 /*
@@ -442,12 +542,12 @@ expression_end(MtParser *p, const char *const *stop_words)
 		}
 		else if (depth == 0 && token_is_char(t, ','))
 			break;
-		else if (depth == 0 && stop_words)
+		else if (depth == 0 && stop_words && i > p->pos)
 		{
 			const char *const *w;
 
 			for (w = stop_words; *w; w++)
-				if (token_is_word(t, *w))
+				if (token_is_word(t, *w) && ends_expression(p, i, *w))
 					return i;
 		}
 	}
@@ -467,7 +567,11 @@ parse_query(MtParser *p)
 		syntax_error(p, "a query after AS");
 	start = cur(p)->location;
 	end = p->toks[p->stmt_end].location;
-	q->parse_source = blank_outside(p, start, end);
+	while (end > start && isspace((unsigned char) p->buf[end - 1]))
+		end--;
+	/* cut after the query, so that "end of input" points right behind it */
+	q->parse_source = blank_outside(p, start, end, NULL);
+	q->parse_source[end] = '\0';
 	raw = raw_parser(q->parse_source, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1)
 		ereport(ERROR,
@@ -477,7 +581,7 @@ parse_query(MtParser *p)
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
 		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("the query of a materialized table must be a SELECT statement"),
 				 mt_errposition(p->source, start)));
 	q->stmt = (SelectStmt *) rs->stmt;
@@ -507,7 +611,8 @@ static char *parse_type_text(MtParser *p);
 
 static const char *const type_stop_words[] = {
 	"not", "null", "primary", "constraint", "comment", "metadata",
-	"first", "after", NULL
+	"first", "after", "unique", "check", "default", "references",
+	"generated", NULL
 };
 
 static bool
@@ -533,6 +638,9 @@ parse_type_text(MtParser *p)
 	int			location = cur(p)->location;
 	bool		array_suffix = false;
 	char	   *result;
+
+	/* nested types recurse: ARRAY<ARRAY<...>> must not overflow the stack */
+	check_stack_depth();
 
 	/* ARRAY<T> and MULTISET<T> (a bag) become T[] */
 	if (first && (strcmp(first, "array") == 0 || strcmp(first, "multiset") == 0) &&
@@ -703,6 +811,7 @@ parse_watermark(MtParser *p)
 	from = p->pos;
 	to = expression_end(p, stop);
 	wm->expr = parse_expression(p, from, to, &wm->expr_text);
+	wm->expr_location = p->toks[from].location;
 	p->pos = to;
 	return wm;
 }
@@ -728,6 +837,20 @@ parse_column_place(MtParser *p, MtColumn *col)
 				 mt_errposition(p->source, location)));
 }
 
+typedef struct TypeLocation
+{
+	const char *source;
+	int			location;
+} TypeLocation;
+
+static void
+type_error_callback(void *arg)
+{
+	TypeLocation *where = (TypeLocation *) arg;
+
+	(void) mt_errposition(where->source, where->location);
+}
+
 /*
  * A column: "name", "name type [...]", "name AS expr" or
  * "name type METADATA [FROM 'key'] [VIRTUAL]".
@@ -749,12 +872,24 @@ parse_column(MtParser *p)
 
 		col->kind = MT_COLUMN_COMPUTED;
 		col->expr = parse_expression(p, from, to, &col->expr_text);
+		col->expr_location = p->toks[from].location;
 		p->pos = to;
 	}
 	else if (!at_type_stop(p))
 	{
+		int			type_location = cur(p)->location;
+		ErrorContextCallback callback;
+		TypeLocation where = {p->source, type_location};
+
 		col->type_text = parse_type_text(p);
+		/* errors about the translated type point at the type as written */
+		callback.callback = type_error_callback;
+		callback.arg = &where;
+		callback.previous = error_context_stack;
+		error_context_stack = &callback;
 		col->type_name = typeStringToTypeName(col->type_text);
+		error_context_stack = callback.previous;
+		col->type_name->location = type_location;
 		if (accept_word(p, "not"))
 		{
 			expect_word(p, "null", "NULL");
@@ -941,7 +1076,8 @@ parse_freshness(MtParser *p)
 	const char *value;
 	const char *unit;
 	const char *s;
-	bool		negative = false;
+	bool		outer_minus = false;
+	bool		negative;
 	int64		n = 0;
 	int			value_location;
 	int			i;
@@ -957,40 +1093,10 @@ parse_freshness(MtParser *p)
 				 mt_errposition(p->source, f->location)));
 	value_location = cur(p)->location;
 	if (accept_char(p, '-'))
-		negative = true;
+		outer_minus = true;
 	value = parse_string(p, "a quoted number such as '1'");
 
-	s = value;
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s == '-' || *s == '+')
-		negative ^= (*s++ == '-');
-	if (!isdigit((unsigned char) *s))
-		n = -1;
-	for (; isdigit((unsigned char) *s); s++)
-	{
-		n = n * 10 + (*s - '0');
-		if (n > INT_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("materialized table freshness \"%s\" is out of range", value),
-					 mt_errposition(p->source, value_location)));
-	}
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s != '\0' || n < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("materialized table freshness must be a positive integer"),
-				 errdetail("The interval value \"%s\" is not an integer.", value),
-				 mt_errposition(p->source, value_location)));
-	if (negative || n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("materialized table freshness must be a positive integer"),
-				 errdetail("The interval value is %s%s.", negative && n != 0 ? "-" : "", value),
-				 mt_errposition(p->source, value_location)));
-
+	/* the unit first: a compound or unsupported unit is the real fault */
 	unit = at_end(p) ? NULL : token_word(cur(p));
 	for (i = 0; unit && i < lengthof(units); i++)
 		if (strcmp(unit, units[i].word) == 0)
@@ -1010,7 +1116,6 @@ parse_freshness(MtParser *p)
 		syntax_error(p, "SECOND, MINUTE, HOUR or DAY");
 	}
 	f->unit = units[i].unit;
-	f->value = n;
 	advance(p);
 	if (token_is_word(cur(p), "to") || token_is_char(cur(p), '('))
 		ereport(ERROR,
@@ -1018,6 +1123,41 @@ parse_freshness(MtParser *p)
 				 errmsg("materialized table freshness must use a single time unit"),
 				 errhint("Use SECOND, MINUTE, HOUR or DAY."),
 				 mt_errposition(p->source, cur(p)->location)));
+
+	s = value;
+	while (isspace((unsigned char) *s))
+		s++;
+	negative = outer_minus;
+	if (*s == '-' || *s == '+')
+		negative ^= (*s++ == '-');
+	if (!isdigit((unsigned char) *s))
+		n = -1;
+	for (; isdigit((unsigned char) *s); s++)
+	{
+		n = n * 10 + (*s - '0');
+		if (n > INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("materialized table freshness \"%s\" is out of range", value),
+					 mt_errposition(p->source, value_location)));
+	}
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s != '\0' || n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("materialized table freshness must be a positive integer"),
+				 errdetail("The interval value \"%s%s\" is not an integer.",
+						   outer_minus ? "-" : "", value),
+				 mt_errposition(p->source, value_location)));
+	if (negative || n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("materialized table freshness must be a positive integer"),
+				 errdetail("The interval value is %s.",
+						   n == 0 ? "zero" : "negative"),
+				 mt_errposition(p->source, value_location)));
+	f->value = n;
 	return f;
 }
 
@@ -1406,108 +1546,161 @@ parse_statement(MtParser *p, int start, int end)
  * ---------------------------------------------------------------------
  */
 
-static void
-tokenize(MtParser *p)
+/* Scanner errors of a scan that started at offset: positions in the whole text. */
+typedef struct ScanOffset
 {
-	core_yy_extra_type yyextra;
-	core_yyscan_t scanner;
-	int			alloc = 64;
+	const char *buf;
+	int			offset;
+} ScanOffset;
 
-	p->ntoks = 0;
-	p->toks = palloc(alloc * sizeof(MtToken));
-	scanner = scanner_init(p->buf, &yyextra, &ScanKeywords, ScanKeywordTokens);
-	yyextra.standard_conforming_strings = true;
-	for (;;)
-	{
-		core_YYSTYPE yylval;
-		int			yylloc = 0;
-		int			type;
-		MtToken    *t;
+static void
+scan_error_callback(void *arg)
+{
+	ScanOffset *so = (ScanOffset *) arg;
+	int			pos = geterrposition();
 
-		memset(&yylval, 0, sizeof(yylval));
-		type = core_yylex(&yylval, &yylloc, scanner);
-		if (p->ntoks + 1 >= alloc)
-		{
-			alloc *= 2;
-			p->toks = repalloc(p->toks, alloc * sizeof(MtToken));
-		}
-		t = &p->toks[p->ntoks++];
-		memset(t, 0, sizeof(MtToken));
-		t->type = type;
-		t->location = (type == 0) ? p->buflen : yylloc;
-		if (type == 0)
-			break;
-		if (type == ICONST)
-			t->ival = yylval.ival;
-		else if (type == IDENT || type == SCONST || type == FCONST ||
-				 type == Op || type == BCONST || type == XCONST ||
-				 type == PARAM || type == UIDENT || type == USCONST)
-		{
-			t->str = yylval.str ? pstrdup(yylval.str) : NULL;
-			t->quoted = (type == IDENT && (p->buf[yylloc] == '"' ||
-										   p->buf[yylloc] == 'U' ||
-										   p->buf[yylloc] == 'u'));
-		}
-		else if (type >= 0 && type < 256)
-			 /* single-character token */ ;
-		else
-			t->keyword = yylval.keyword;
-	}
-	scanner_finish(scanner);
+	if (pos > 0 && so->offset > 0)
+		errposition(pos + pg_mbstrlen_with_len(so->buf, so->offset));
 }
 
 /*
- * rewrite_backticks
- *		Turn Flink's `quoted identifiers` into "quoted identifiers".
- *
- * Only operators the scanner found outside strings and comments are
- * touched.  Returns true if anything changed (the caller tokenizes again).
+ * A backtick-quoted identifier becomes a double-quoted one of the same
+ * length.  Returns the offset of the closing backtick.
  */
-static bool
-rewrite_backticks(MtParser *p)
+static int
+rewrite_backtick_pair(MtParser *p, int open)
 {
-	bool		changed = false;
-	int			i;
+	int			close;
+	int			j;
 
-	for (i = 0; i < p->ntoks; i++)
+	for (close = open + 1; close < p->buflen; close++)
 	{
-		MtToken    *t = &p->toks[i];
-		int			open;
-		int			close;
-		int			j;
-
-		if (t->type != Op || strchr(t->str, '`') == NULL)
-			continue;
-		open = t->location + (strchr(t->str, '`') - t->str);
-		for (close = open + 1; close < p->buflen; close++)
+		if (p->buf[close] == '`')
 		{
-			if (p->buf[close] == '`')
-			{
-				if (p->buf[close + 1] == '`')
-					close++;	/* doubled backtick stands for itself */
-				else
-					break;
-			}
+			if (p->buf[close + 1] == '`')
+				close++;		/* doubled backtick stands for itself */
+			else
+				break;
 		}
-		if (close >= p->buflen)
+	}
+	if (close >= p->buflen)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("unterminated quoted identifier"),
+				 mt_errposition(p->source, open)));
+	for (j = open + 1; j < close; j++)
+		if (p->buf[j] == '"')
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
-					 errmsg("unterminated quoted identifier"),
+					 errmsg("a backtick-quoted identifier cannot contain a double quote"),
+					 errhint("Use a double-quoted identifier and double the quote character."),
 					 mt_errposition(p->source, open)));
-		for (j = open + 1; j < close; j++)
-			if (p->buf[j] == '"')
-				ereport(ERROR,
-						(errcode(ERRCODE_SYNTAX_ERROR),
-						 errmsg("a backtick-quoted identifier cannot contain a double quote"),
-						 errhint("Use a double-quoted identifier and double the quote character."),
-						 mt_errposition(p->source, open)));
-		p->buf[open] = '"';
-		p->buf[close] = '"';
-		changed = true;
-		break;					/* positions after this may now lex differently */
-	}
-	return changed;
+	p->buf[open] = '"';
+	p->buf[close] = '"';
+	return close;
 }
+
+/*
+ * tokenize
+ *		The tokens of the whole text, with Flink's `quoted identifiers`
+ *		turned into "quoted identifiers".
+ *
+ * The scanner sees a backtick as an operator.  Tokens are read left to
+ * right; at the first operator holding a backtick, the pair is rewritten
+ * in place (same length, so positions are unchanged) and scanning starts
+ * again at that operator: what follows the backtick (an apostrophe in
+ * `it's`, say) is only ever scanned once it is rewritten.
+ */
+static void
+tokenize(MtParser *p)
+{
+	int			alloc = 64;
+	int			offset = 0;
+
+	p->ntoks = 0;
+	p->toks = palloc(alloc * sizeof(MtToken));
+	for (;;)
+	{
+		core_yy_extra_type yyextra;
+		core_yyscan_t scanner;
+		ErrorContextCallback callback;
+		ScanOffset	so = {p->buf, offset};
+		int			restart = -1;
+
+		CHECK_FOR_INTERRUPTS();
+		callback.callback = scan_error_callback;
+		callback.arg = &so;
+		callback.previous = error_context_stack;
+		error_context_stack = &callback;
+		scanner = scanner_init(p->buf + offset, &yyextra, &ScanKeywords, ScanKeywordTokens);
+		yyextra.standard_conforming_strings = true;
+		for (;;)
+		{
+			core_YYSTYPE yylval;
+			int			yylloc = 0;
+			int			type;
+			int			at;
+			MtToken    *t;
+
+			memset(&yylval, 0, sizeof(yylval));
+			type = core_yylex(&yylval, &yylloc, scanner);
+			at = offset + yylloc;
+			if (p->ntoks + 1 >= alloc)
+			{
+				alloc *= 2;
+				p->toks = repalloc(p->toks, alloc * sizeof(MtToken));
+			}
+			t = &p->toks[p->ntoks++];
+			memset(t, 0, sizeof(MtToken));
+			t->type = type;
+			t->location = (type == 0) ? p->buflen : at;
+			if (type == 0)
+				break;
+			if (type == Op && strchr(yylval.str, '`') != NULL)
+			{
+				(void) rewrite_backtick_pair(p, at + (strchr(yylval.str, '`') - yylval.str));
+				p->ntoks--;
+				restart = at;
+				break;
+			}
+			if (type == ICONST)
+				t->ival = yylval.ival;
+			else if (type == IDENT || type == SCONST || type == FCONST ||
+					 type == Op || type == BCONST || type == XCONST ||
+					 type == PARAM || type == UIDENT || type == USCONST)
+			{
+				t->str = yylval.str ? pstrdup(yylval.str) : NULL;
+				t->quoted = (type == IDENT && (p->buf[at] == '"' ||
+											   p->buf[at] == 'U' ||
+											   p->buf[at] == 'u'));
+				/* a doubled backtick inside `name` stands for one backtick */
+				if (t->quoted && p->source[at] == '`' && t->str)
+				{
+					char	   *r = t->str;
+					char	   *w = t->str;
+
+					while (*r)
+					{
+						if (r[0] == '`' && r[1] == '`')
+							r++;
+						*w++ = *r++;
+					}
+					*w = '\0';
+				}
+			}
+			else if (type >= 0 && type < 256)
+				 /* single-character token */ ;
+			else
+				t->keyword = yylval.keyword;
+		}
+		scanner_finish(scanner);
+		error_context_stack = callback.previous;
+		if (restart < 0)
+			break;
+		offset = restart;
+	}
+}
+
 
 /*
  * mt_parse
@@ -1528,10 +1721,7 @@ mt_parse(const char *source)
 	p.source = source;
 	p.buf = pstrdup(source);
 	p.buflen = strlen(source);
-	do
-	{
-		tokenize(&p);
-	} while (rewrite_backticks(&p));
+	tokenize(&p);
 
 	start = 0;
 	for (i = 0; i < p.ntoks; i++)

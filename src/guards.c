@@ -23,15 +23,18 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
 #include "catalog/pg_class.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
 #include "tcop/utility.h"
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
+#include "commands.h"
 #include "guards.h"
 #include "materialized_table.h"
 #include "pipeline.h"
@@ -124,6 +127,97 @@ alter_keeps_shape(AlterTableCmd *cmd)
 	}
 }
 
+/*
+ * A column a materialized table's query reads cannot change type: the
+ * hidden view holding the query forbids it, but PostgreSQL's message would
+ * name that view.  Name the materialized table instead.
+ */
+static void
+check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
+{
+	Oid			relid = RangeVarGetRelid(alter->relation, NoLock, true);
+	AttrNumber	attnum;
+	Oid			types[2] = {OIDOID, INT2OID};
+	Datum		values[2];
+	Oid			user = InvalidOid;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (!OidIsValid(relid) || cmd->name == NULL)
+		return;
+	attnum = get_attnum(relid, cmd->name);
+	if (attnum == InvalidAttrNumber)
+		return;
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum(attnum);
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT t.relid::pg_catalog.oid"
+							  "  FROM pg_catalog.pg_depend d"
+							  "  JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid"
+							  "  JOIN materialized_table_internal.mt_table t"
+							  "    ON t.query_view::pg_catalog.oid = r.ev_class"
+							  " WHERE d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+							  "   AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
+							  "   AND d.refobjid = $1 AND d.refobjsubid = $2"
+							  " ORDER BY 1 LIMIT 1",
+							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		user = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											  1, &isnull));
+	}
+	if (OidIsValid(user))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot alter type of column \"%s\" of table \"%s\"",
+						cmd->name, get_rel_name(relid)),
+				 errdetail("The query of materialized table \"%s\" reads the column.",
+						   get_rel_name(user)),
+				 errhint("Drop the materialized table first, and create it again afterwards.")));
+	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
+}
+
+/*
+ * Refreshes write a materialized table directly, without the row triggers
+ * that carry foreign keys: a key from or to it would not be kept.
+ */
+static void
+check_foreign_key(Node *node, Oid table_mt)
+{
+	Constraint *con;
+	Oid			mt;
+
+	if (node == NULL || !IsA(node, Constraint))
+		return;
+	con = (Constraint *) node;
+	if (con->contype != CONSTR_FOREIGN)
+		return;
+	if (OidIsValid(table_mt))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialized table \"%s\" cannot have foreign keys", get_rel_name(table_mt)),
+				 errdetail("Refreshes replace rows without the checks a foreign key needs.")));
+	if (con->pktable && OidIsValid(mt = owning_mt(con->pktable)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys cannot reference materialized table \"%s\"", get_rel_name(mt)),
+				 errdetail("Refreshes replace rows without the checks a foreign key needs."),
+				 errhint("Reference the sources of the materialized table instead.")));
+}
+
+static void
+check_column_foreign_keys(ColumnDef *col, Oid table_mt)
+{
+	ListCell   *lc;
+
+	foreach(lc, col->constraints)
+		check_foreign_key(lfirst(lc), table_mt);
+}
+
 static void
 check_utility(Node *parsetree)
 {
@@ -152,9 +246,34 @@ check_utility(Node *parsetree)
 			{
 				AlterTableStmt *alter = (AlterTableStmt *) parsetree;
 
-				if (alter->objtype != OBJECT_TABLE ||
-					!OidIsValid(mt = owning_mt(alter->relation)))
+				if (alter->objtype != OBJECT_TABLE)
 					break;
+				mt = owning_mt(alter->relation);
+				foreach(lc, alter->cmds)
+				{
+					AlterTableCmd *cmd = lfirst(lc);
+
+					if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddConstraintRecurse)
+						check_foreign_key(cmd->def, mt);
+					else if ((cmd->subtype == AT_AddColumn || cmd->subtype == AT_AddColumnRecurse) &&
+							 cmd->def && IsA(cmd->def, ColumnDef))
+						check_column_foreign_keys((ColumnDef *) cmd->def, mt);
+				}
+				if (!OidIsValid(mt))
+				{
+					foreach(lc, alter->cmds)
+					{
+						AlterTableCmd *cmd = lfirst(lc);
+
+						if (cmd->subtype == AT_AlterColumnType)
+							check_source_column_type(alter, cmd);
+						/* a child's rows would show in the MT */
+						else if (cmd->subtype == AT_AddInherit &&
+								 OidIsValid(mt = owning_mt((RangeVar *) cmd->def)))
+							refuse_alter(mt, "inherit from");
+					}
+					break;
+				}
 				foreach(lc, alter->cmds)
 					if (!alter_keeps_shape(lfirst(lc)))
 						refuse_alter(mt, "alter the columns or partitions of");
@@ -179,6 +298,52 @@ check_utility(Node *parsetree)
 					if (OidIsValid(mt = owning_mt(lfirst(lc))))
 						refuse_alter(mt, create->partbound ?
 									 "add a partition to" : "inherit from");
+				foreach(lc, create->constraints)
+					check_foreign_key(lfirst(lc), InvalidOid);
+				foreach(lc, create->tableElts)
+				{
+					if (IsA(lfirst(lc), ColumnDef))
+						check_column_foreign_keys(lfirst(lc), InvalidOid);
+					else
+						check_foreign_key(lfirst(lc), InvalidOid);
+				}
+				break;
+			}
+
+		case T_CreateTrigStmt:
+			{
+				CreateTrigStmt *trig = (CreateTrigStmt *) parsetree;
+
+				if (OidIsValid(mt = owning_mt(trig->relation)))
+					ereport(ERROR,
+							(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+							 errmsg("cannot create trigger on materialized table \"%s\"",
+									get_rel_name(mt)),
+							 errdetail("Refreshes write the table directly, so its triggers would not fire.")));
+				break;
+			}
+
+		case T_DropStmt:
+			{
+				DropStmt   *drop = (DropStmt *) parsetree;
+
+				if (drop->removeType != OBJECT_TABLE)
+					break;
+				/* a partition alone: its rows would be gone until a refresh */
+				foreach(lc, drop->objects)
+				{
+					RangeVar   *rv = makeRangeVarFromNameList(lfirst(lc));
+					Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+					if (OidIsValid(relid) && OidIsValid(mt = mt_owning_materialized_table(relid)) &&
+						mt != relid)
+						ereport(ERROR,
+								(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+								 errmsg("cannot drop partition \"%s\" of materialized table \"%s\"",
+										get_rel_name(relid), get_rel_name(mt)),
+								 errdetail("The partitions of a materialized table follow its query."),
+								 errhint("Drop the materialized table itself, or refresh the partition with ALTER MATERIALIZED TABLE ... REFRESH PARTITION.")));
+				}
 				break;
 			}
 
@@ -205,12 +370,32 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
+/* The MT that ALTER TABLE ... RENAME TO or SET SCHEMA is about to move. */
+static Oid
+renamed_materialized_table(Node *parsetree)
+{
+	RangeVar   *rv = NULL;
+	Oid			relid;
+
+	if (IsA(parsetree, RenameStmt) &&
+		((RenameStmt *) parsetree)->renameType == OBJECT_TABLE)
+		rv = ((RenameStmt *) parsetree)->relation;
+	else if (IsA(parsetree, AlterObjectSchemaStmt) &&
+			 ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE)
+		rv = ((AlterObjectSchemaStmt *) parsetree)->relation;
+	if (rv == NULL)
+		return InvalidOid;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	return mt_is_materialized_table(relid) ? relid : InvalidOid;
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
 				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			renamed = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 		mt_pipeline_database_dropped(((DropdbStmt *) parsetree)->dbname);
@@ -219,6 +404,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		check_utility(parsetree);
 		if (drops_this_extension(parsetree))
 			mt_pipeline_extension_dropped();
+		renamed = renamed_materialized_table(parsetree);
 	}
 
 	if (prev_process_utility)
@@ -227,6 +413,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+
+	/* its pg_cron job is named after the table: follow renames */
+	if (OidIsValid(renamed) && mt_extension_ready())
+		mt_pipeline_owner_changed(renamed);
 
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
@@ -241,7 +431,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			if (((AlterTableCmd *) lfirst(lc))->subtype == AT_ChangeOwner &&
 				OidIsValid(mt = owning_mt(alter->relation)) &&
 				mt_is_materialized_table(mt))
+			{
+				mt_sync_query_view_owner(mt);
 				mt_pipeline_owner_changed(mt);
+			}
 		}
 	}
 }

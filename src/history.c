@@ -25,6 +25,8 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -114,6 +116,10 @@ text_at(HistoryRow *row, int off, char *isnull)
 static void
 history_row_insert(HistoryRow *row)
 {
+	Oid			save_userid;
+	int			save_sec;
+
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (row->kind != HISTORY_RESULT)
 	{
@@ -157,6 +163,7 @@ history_row_insert(HistoryRow *row)
 			elog(ERROR, "could not record a refresh result");
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 /* Delete history older than materialized_table.history_retention. */
@@ -165,9 +172,12 @@ history_trim(void)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(mt_history_retention)};
+	Oid			save_userid;
+	int			save_sec;
 
 	if (mt_history_retention <= 0)
 		return;
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH old AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -178,6 +188,7 @@ history_trim(void)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not trim the refresh history");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }
 
 void
@@ -249,13 +260,17 @@ next_run_id(void)
 {
 	int64		id;
 	bool		isnull;
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
 					false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not allocate a refresh run id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 	return id;
 }
 
@@ -271,6 +286,22 @@ mt_history_start(Oid relid, const char *trigger, const char *partition,
 {
 	MtHistoryRun *run = palloc0(sizeof(MtHistoryRun));
 	HistoryRow *row = history_row_make(HISTORY_RUN, trigger, partition, NULL, NULL);
+
+	/*
+	 * A table created in this transaction may yet vanish with it: a row
+	 * written on its own would then describe a table that never existed.
+	 */
+	if (autonomous)
+	{
+		Relation	rel = RelationIdGetRelation(relid);
+
+		if (RelationIsValid(rel))
+		{
+			if (rel->rd_createSubid != InvalidSubTransactionId)
+				autonomous = false;
+			RelationClose(rel);
+		}
+	}
 
 	run->run_id = next_run_id();
 	run->relid = relid;
@@ -334,7 +365,10 @@ mt_history_forget_table(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH gone AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -344,4 +378,5 @@ mt_history_forget_table(Oid relid)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not delete the refresh history of a dropped table");
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 }

@@ -166,6 +166,25 @@ mt_extension_owner(void)
 	return owner;
 }
 
+/*
+ * mt_as_extension_owner_begin
+ *		The extension's internal tables are private to its owner: read and
+ *		write them with that role's rights, whoever runs the statement.
+ *		An error restores the caller's user with the (sub)transaction.
+ */
+void
+mt_as_extension_owner_begin(Oid *save_userid, int *save_sec)
+{
+	GetUserIdAndSecContext(save_userid, save_sec);
+	SetUserIdAndSecContext(mt_extension_owner(), *save_sec | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+void
+mt_as_extension_owner_end(Oid save_userid, int save_sec)
+{
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
 void
 mt_internal_reset(void)
 {

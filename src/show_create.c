@@ -25,6 +25,8 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/syscache.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
@@ -97,20 +99,61 @@ append_name_list(StringInfo buf, List *names, bool strings)
 	}
 }
 
+/*
+ * Does a column the query produces have a comment?  Then the statement
+ * needs the whole column list to carry it.
+ */
+static bool
+query_column_commented(MtTable *mt, Oid relid, TupleDesc desc)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && !att->attgenerated &&
+			mt_option_value(mt->metadata_columns, NameStr(att->attname)) == NULL &&
+			GetComment(relid, RelationRelationId, att->attnum) != NULL)
+			return true;
+	}
+	return false;
+}
+
 Datum
 mt_show_create(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	MtTable    *mt = mt_catalog_lookup(relid, false);
-	Relation	rel = table_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
+	MtTable    *mt;
+	Relation	rel;
+	TupleDesc	desc;
 	StringInfoData buf;
 	StringInfoData elements;
 	char	   *pk_name;
-	List	   *pk = primary_key(rel, &pk_name);
+	List	   *pk;
 	char	   *comment;
 	char	   *query;
+	bool		all_columns;
+	int			nestlevel;
 	int			i;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	mt = mt_catalog_lookup(relid, false);
+	rel = table_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	pk = primary_key(rel, &pk_name);
+	all_columns = mt->declared_columns || query_column_commented(mt, relid, desc);
+
+	/*
+	 * Qualify every name that is not in pg_catalog, so that the statement
+	 * means the same under any search_path (as pg_dump does).
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 
 	initStringInfo(&buf);
 	initStringInfo(&elements);
@@ -126,7 +169,7 @@ mt_show_create(PG_FUNCTION_ARGS)
 
 		if (att->attisdropped)
 			continue;
-		if (!mt->declared_columns && !att->attgenerated && metadata == NULL)
+		if (!all_columns && !att->attgenerated && metadata == NULL)
 			continue;
 		appendStringInfo(&elements, "%s\n    %s", elements.len ? "," : "", quote_identifier(name));
 		if (att->attgenerated)
@@ -214,6 +257,7 @@ mt_show_create(PG_FUNCTION_ARGS)
 		query[--i] = '\0';
 	appendStringInfo(&buf, "%s%s", query[0] == ' ' ? "" : " ", query);
 
+	AtEOXact_GUC(true, nestlevel);
 	table_close(rel, AccessShareLock);
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
 }

@@ -57,7 +57,7 @@ struct MtWriter
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
 	BulkInsertState bistate;
-	Oid			bistate_rel;	/* relation whose page bistate has pinned */
+	Oid			bistate_relid;	/* the relation bistate's pinned buffer is of */
 	CommandId	cid;
 	TupleTableSlot *slot;		/* in the table's row type */
 	TupleTableSlot *pending_slot;	/* same, for rows read back from pending */
@@ -164,15 +164,14 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 		ExecConstraints(rri, slot, w->estate);
 
 	/*
-	 * A BulkInsertState keeps the last page it wrote to pinned and writes
-	 * there again without looking at the relation: drop the pin whenever
-	 * the row goes to another partition (as COPY does), or the row lands
-	 * in the previous partition's page.
+	 * A bulk insert state keeps the buffer it last inserted into pinned
+	 * and reuses it by block number only: moving to another partition
+	 * without releasing it would write the row into the wrong relation.
 	 */
-	if (RelationGetRelid(target) != w->bistate_rel)
+	if (w->bistate_relid != RelationGetRelid(target))
 	{
 		ReleaseBulkInsertStatePin(w->bistate);
-		w->bistate_rel = RelationGetRelid(target);
+		w->bistate_relid = RelationGetRelid(target);
 	}
 	table_tuple_insert(target, slot, w->cid, w->insert_options, w->bistate);
 	if (rri->ri_NumIndices > 0)
@@ -319,7 +318,7 @@ writer_open_executor(MtWriter *w)
 	w->pending_slot = ExecInitExtraTupleSlot(w->estate, RelationGetDescr(rel),
 											 &TTSOpsMinimalTuple);
 	w->bistate = GetBulkInsertState();
-	w->bistate_rel = InvalidOid;
+	w->bistate_relid = InvalidOid;
 }
 
 static void
@@ -329,6 +328,7 @@ writer_close_executor(MtWriter *w)
 	if (w->proute)
 		ExecCleanupTupleRouting(w->mtstate, w->proute);
 	w->proute = NULL;
+	/* ExecCloseResultRelations closes w->rri's indexes (once only) */
 	ExecResetTupleTable(w->estate->es_tupleTable, false);
 	/* closes the indexes ExecOpenIndices opened; closing them twice fails */
 	ExecCloseResultRelations(w->estate);
