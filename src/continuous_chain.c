@@ -70,7 +70,10 @@ downstream_tables(Oid relid)
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *result = NIL;
 	uint64		i;
+	Oid			save_userid;
+	int			save_sec;
 
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH RECURSIVE readers(relid) AS ("
 							  "  SELECT $1 "
@@ -97,6 +100,7 @@ downstream_tables(Oid relid)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(save_userid, save_sec);
 	return result;
 }
 
@@ -274,8 +278,7 @@ mt_chain_finish(MtChainFeed *feed)
 
 	if (feed == NULL || !feed->any)
 		return;
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	mt_as_extension_owner_begin(&save_userid, &save_sec);
 	SPI_connect();
 	foreach(lc, feed->downstream)
 	{
@@ -307,7 +310,7 @@ mt_chain_finish(MtChainFeed *feed)
 				 2, types, values);
 	}
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	mt_as_extension_owner_end(save_userid, save_sec);
 	mt_wake_worker_at_commit();
 	MemoryContextDelete(feed->context);
 }
