@@ -63,9 +63,15 @@ stop)
     fi
     ;;
 kill)
+    # SIGKILL of the postmaster alone, as a crash of it would be; its
+    # children notice and exit, and PostgreSQL refuses to start again while
+    # one of them still holds the old shared memory: wait for them all
     pid=$(head -1 "$dir/data/postmaster.pid")
+    children=$(pgrep -P "$pid" || true)
     kill -9 "$pid"
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    for p in $pid $children; do
+        while kill -0 "$p" 2>/dev/null; do sleep 0.1; done
+    done
     ;;
 *)
     echo "unknown command: $cmd" >&2

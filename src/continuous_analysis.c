@@ -463,6 +463,7 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 {
 	char	   *name;
 	Oid			argtype = InvalidOid;
+	int32		argtypmod = -1;
 
 	if (agg->aggfilter || agg->aggorder || agg->aggdistinct || agg->aggvariadic ||
 		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
@@ -470,7 +471,10 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 		return -1;
 	name = get_func_name(agg->aggfnoid);
 	if (agg->args)
+	{
 		argtype = exprType((Node *) ((TargetEntry *) linitial(agg->args))->expr);
+		argtypmod = exprTypmod((Node *) ((TargetEntry *) linitial(agg->args))->expr);
+	}
 
 	if (strcmp(name, "count") == 0)
 	{
@@ -479,6 +483,16 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 	}
 	if (list_length(agg->args) != 1)
 		return -1;
+	/*
+	 * Sums must come out exactly as the query computes them: float sums
+	 * drift under additions and subtractions, and a numeric sum's display
+	 * scale is the largest scale among the rows summed, which a running
+	 * total cannot know once rows go away -- unless every value has the
+	 * same scale, as in a numeric column with a declared scale.
+	 */
+	if (argtype == NUMERICOID && argtypmod < 0 &&
+		(strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0))
+		return -1;
 	if (strcmp(name, "sum") == 0)
 	{
 		if (argtype == INT2OID || argtype == INT4OID)
@@ -486,7 +500,7 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 		else if (argtype == INT8OID || argtype == NUMERICOID)
 			*sum_type = NUMERICOID;
 		else
-			return -1;			/* float sums drift under deltas */
+			return -1;
 		return MT_AGG_SUM;
 	}
 	if (strcmp(name, "avg") == 0)

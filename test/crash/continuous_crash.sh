@@ -68,6 +68,15 @@ done
 wait "$load_pid" 2>/dev/null || true
 
 converge 120
+
+# nothing in the catalog or the tables was damaged by the crashes
+sql -c "CREATE EXTENSION IF NOT EXISTS amcheck" >/dev/null
+dups=$(sql -c "SELECT count(*) - count(DISTINCT relid) FROM materialized_table_internal.mt_table")
+[ "$dups" = 0 ] || { echo "duplicated catalog rows: $dups" >&2; exit 1; }
+sql -c "SELECT bt_index_check(i.indexrelid, true)
+          FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname IN ('load', 'materialized_table_internal') AND c.relkind = 'r'" >/dev/null
 tps=$(grep -o 'tps = [0-9.]*' "$MT_TEST_DIR/pgbench.log" | head -1 || true)
 echo "all tables equal their queries after $crashes crashes ($tps in the last load)"
 sql -c "DROP SCHEMA load CASCADE" >/dev/null

@@ -5,10 +5,11 @@ DROP SCHEMA IF EXISTS load CASCADE;
 CREATE SCHEMA load;
 SET search_path = load, public;
 
-CREATE TABLE accounts (id int PRIMARY KEY, grp int NOT NULL, balance numeric NOT NULL);
+CREATE TABLE accounts (id int PRIMARY KEY, grp int NOT NULL, balance numeric(12,2) NOT NULL, free numeric);
 CREATE TABLE customers (id int PRIMARY KEY, region text NOT NULL);
 CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, ds date NOT NULL, amount numeric NOT NULL);
-INSERT INTO accounts SELECT i, i % 50, (i * 37) % 1000 FROM generate_series(1, 5000) i;
+INSERT INTO accounts SELECT i, i % 50, (i * 37) % 1000, CASE WHEN i % 3 > 0 THEN i / 7.0 END
+  FROM generate_series(1, 5000) i;
 INSERT INTO customers SELECT i, 'region ' || (i % 7) FROM generate_series(1, 500) i;
 INSERT INTO orders SELECT i, 1 + (i * 13) % 500, date '2024-01-01' + (i % 30), (i * 7) % 100 FROM generate_series(1, 20000) i;
 
@@ -24,7 +25,10 @@ END $f$;
 
 SELECT materialized_table.execute($$
 CREATE MATERIALIZED TABLE load.agg FRESHNESS = INTERVAL '1' SECOND AS
-  SELECT grp, count(*) AS n, sum(balance) AS total, avg(balance) AS average FROM load.accounts GROUP BY grp;
+  SELECT grp, count(*) AS n, sum(balance) AS total, avg(balance) AS average, count(free) AS frees
+  FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.free_sums FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, sum(free) AS free FROM load.accounts GROUP BY grp;
 CREATE MATERIALIZED TABLE load.minmax FRESHNESS = INTERVAL '1' SECOND AS
   SELECT grp, min(balance) AS lo, max(balance) AS hi, string_agg(id::text, ',' ORDER BY id) AS ids
   FROM load.accounts GROUP BY grp;
