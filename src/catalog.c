@@ -33,6 +33,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
@@ -530,7 +531,9 @@ mt_catalog_delete(Oid relid)
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the materialized table catalog");
 	SPI_finish();
-	CacheInvalidateRelcacheByRelid(relid);
+	/* a table dropped already (sql_drop) has had its invalidation */
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		CacheInvalidateRelcacheByRelid(relid);
 	if (mt_cache)
 		hash_search(mt_cache, &relid, HASH_REMOVE, NULL);
 }
