@@ -114,6 +114,9 @@ text_at(HistoryRow *row, int off, char *isnull)
 static void
 history_row_insert(HistoryRow *row)
 {
+	MtSavedUser saved;
+
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (row->kind != HISTORY_RESULT)
 	{
@@ -157,6 +160,7 @@ history_row_insert(HistoryRow *row)
 			elog(ERROR, "could not record a refresh result");
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(&saved);
 }
 
 /* Delete history older than materialized_table.history_retention. */
@@ -247,15 +251,18 @@ history_row_insert_autonomously(HistoryRow *row)
 static int64
 next_run_id(void)
 {
+	MtSavedUser saved;
 	int64		id;
 	bool		isnull;
 
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
 					false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not allocate a refresh run id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
+	mt_as_extension_owner_end(&saved);
 	return id;
 }
 
@@ -334,7 +341,9 @@ mt_history_forget_table(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MtSavedUser saved;
 
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH gone AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -344,4 +353,5 @@ mt_history_forget_table(Oid relid)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not delete the refresh history of a dropped table");
 	SPI_finish();
+	mt_as_extension_owner_end(&saved);
 }

@@ -167,6 +167,25 @@ mt_extension_owner(void)
 }
 
 void
+mt_as_extension_owner_begin(MtSavedUser *saved)
+{
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(mt_extension_owner(),
+						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	saved->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+void
+mt_as_extension_owner_end(MtSavedUser *saved)
+{
+	AtEOXact_GUC(false, saved->nestlevel);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+void
 mt_internal_reset(void)
 {
 	mt_internal_depth = 0;
