@@ -22,9 +22,11 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "commands/extension.h"
+#include "commands/tablecmds.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
@@ -32,6 +34,7 @@
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
+#include "commands.h"
 #include "guards.h"
 #include "materialized_table.h"
 #include "pipeline.h"
@@ -205,6 +208,40 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
+/* Can this statement rename a table or its schema, or change its owner's name? */
+static bool
+names_may_change(Node *parsetree)
+{
+	if (IsA(parsetree, RenameStmt))
+	{
+		RenameStmt *rename = (RenameStmt *) parsetree;
+
+		return rename->renameType == OBJECT_TABLE || rename->renameType == OBJECT_SCHEMA ||
+			rename->renameType == OBJECT_ROLE;
+	}
+	if (IsA(parsetree, AlterObjectSchemaStmt))
+		return ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE;
+	return IsA(parsetree, ReassignOwnedStmt);
+}
+
+/*
+ * The hidden query view must belong to the table's owner: refreshes read
+ * it as the owner, and its permission checks on the sources are the
+ * owner's.  It lives in the internal schema, where the new owner may not
+ * create objects, hence the extension owner's rights.
+ */
+static void
+query_view_follow_owner(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	MtSavedUser saved;
+
+	mt_as_extension_owner_begin(&saved);
+	ATExecChangeOwner(mt->query_view, mt_table_owner(relid), false, AccessExclusiveLock);
+	mt_as_extension_owner_end(&saved);
+	CommandCounterIncrement();
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
@@ -228,6 +265,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
 
+	/* pg_cron's jobs are named after their table and run as its owner */
+	if (names_may_change(parsetree) && mt_extension_ready())
+		mt_pipeline_names_changed();
+
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
 	{
@@ -241,7 +282,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			if (((AlterTableCmd *) lfirst(lc))->subtype == AT_ChangeOwner &&
 				OidIsValid(mt = owning_mt(alter->relation)) &&
 				mt_is_materialized_table(mt))
+			{
+				query_view_follow_owner(mt);
 				mt_pipeline_owner_changed(mt);
+			}
 		}
 	}
 }

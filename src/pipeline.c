@@ -105,7 +105,10 @@ mt_pipeline_query_changed(MtTable *mt)
 	mt_wake_worker_at_commit();
 }
 
-/* Owner, name or schema changed: pg_cron's job follows. */
+/*
+ * Owner, name or schema changed: pg_cron's job follows (its name and user),
+ * or the table moves to the worker when its new owner cannot run jobs.
+ */
 void
 mt_pipeline_owner_changed(Oid relid)
 {
@@ -115,7 +118,22 @@ mt_pipeline_owner_changed(Oid relid)
 	{
 		mt_scheduler_sync_job(mt);
 		mt_catalog_update(mt);
+		mt_wake_worker_at_commit();
 	}
+}
+
+/*
+ * A table, schema or role was renamed, moved or reassigned: every FULL
+ * table's job follows.  Such commands are rare, and do not say which
+ * tables they touch.
+ */
+void
+mt_pipeline_names_changed(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, mt_catalog_all_relids())
+		mt_pipeline_owner_changed(lfirst_oid(lc));
 }
 
 /*

@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -35,6 +36,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "commands.h"
@@ -56,17 +58,19 @@ mt_pg_cron_available(void)
 	return OidIsValid(get_extension_oid("pg_cron", true));
 }
 
-/* Run SQL on pg_cron's tables with the extension owner's rights. */
+/*
+ * Run SQL on pg_cron's tables with the extension owner's rights (pg_cron
+ * lets only a superuser schedule a job for another role) and a search_path
+ * of pg_catalog, so that no operator of the caller's can sneak in.
+ */
 static Datum
 cron_call(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
 		  bool *isnull)
 {
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 	Datum		result = (Datum) 0;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0) < 0)
 		elog(ERROR, "pg_cron call failed: %s", sql);
@@ -75,18 +79,28 @@ cron_call(const char *sql, int nargs, Oid *types, Datum *values, const char *nul
 		result = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 												 1, isnull), true, 8);
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	return result;
 }
 
-/* The job's name: which table it refreshes, for people reading cron.job. */
+/*
+ * The job's name: which table it refreshes, for people reading cron.job.
+ * cron.job.jobname is a name (63 bytes), and pg_cron merges a new job into
+ * an existing one with the same name and user, so a name that must be
+ * clipped gets the table's OID to stay unique.
+ */
 static char *
 job_name(Oid relid)
 {
 	char	   *name = psprintf("materialized_table refresh %s", mt_qualified_name(relid));
-	int			len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1);
+	char	   *suffix;
+	int			len;
 
-	return pnstrdup(name, len);
+	if (strlen(name) < NAMEDATALEN)
+		return name;
+	suffix = psprintf("... (%u)", relid);
+	len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1 - strlen(suffix));
+	return psprintf("%.*s%s", len, name, suffix);
 }
 
 static char *
@@ -103,6 +117,31 @@ owner_name(Oid relid)
 }
 
 /*
+ * Can pg_cron run jobs as the table's owner?  It refuses roles without
+ * LOGIN (group roles often own tables); the worker drives those tables.
+ */
+static bool
+owner_can_run_jobs(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(mt_table_owner(relid)));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		result = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/* Does pg_cron drive this table, or the database's worker? */
+static bool
+pg_cron_can_drive(MtTable *mt, const char *schedule)
+{
+	return schedule != NULL && mt_pg_cron_available() && owner_can_run_jobs(mt->relid);
+}
+
+/*
  * mt_scheduler_start
  *		Give a FULL table its schedule; sets mt->scheduler and
  *		mt->cron_jobid (the caller stores them).
@@ -113,7 +152,7 @@ mt_scheduler_start(MtTable *mt)
 	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
 
 	mt->cron_jobid = 0;
-	if (schedule == NULL || !mt_pg_cron_available())
+	if (!pg_cron_can_drive(mt, schedule))
 	{
 		/* the database's worker drives it (see worker.c) */
 		mt->scheduler = MT_SCHEDULER_WORKER;
@@ -198,7 +237,7 @@ mt_scheduler_sync_job(MtTable *mt)
 		mt_scheduler_stop(mt);
 		return;
 	}
-	if (schedule == NULL || !mt_pg_cron_available() || !job_exists(mt))
+	if (!pg_cron_can_drive(mt, schedule) || !job_exists(mt))
 	{
 		mt_scheduler_stop(mt);
 		mt_scheduler_start(mt);
