@@ -163,7 +163,14 @@ history_row_insert(HistoryRow *row)
 	mt_as_extension_owner_end(&saved);
 }
 
-/* Delete history older than materialized_table.history_retention. */
+/*
+ * Delete history older than materialized_table.history_retention.
+ *
+ * The requester waits for this worker without the lock manager knowing,
+ * so rows it has locked itself (a DROP that forgot a table's history, in
+ * the same transaction as this refresh) must be skipped, not waited for:
+ * they go at the next trim.  A run still going is kept whatever its age.
+ */
 static void
 history_trim(void)
 {
@@ -175,7 +182,11 @@ history_trim(void)
 	SPI_connect();
 	if (SPI_execute_with_args("WITH old AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
-							  "   WHERE started_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "   WHERE run_id IN ("
+							  "     SELECT run_id FROM materialized_table_internal.refresh_run"
+							  "      WHERE started_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "        AND pg_catalog.pg_xact_status(xid) IS DISTINCT FROM 'in progress'"
+							  "        FOR UPDATE SKIP LOCKED)"
 							  "  RETURNING run_id) "
 							  "DELETE FROM materialized_table_internal.refresh_result r"
 							  " USING old WHERE r.run_id = old.run_id",
