@@ -56,6 +56,7 @@ struct MtWriter
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
 	BulkInsertState bistate;
+	Oid			bistate_relid;	/* the partition its pinned buffer is of */
 	CommandId	cid;
 	TupleTableSlot *slot;		/* in the table's row type */
 	TupleTableSlot *pending_slot;	/* same, for rows read back from pending */
@@ -156,6 +157,17 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 	if (target->rd_att->constr)
 		ExecConstraints(rri, slot, w->estate);
 
+	/*
+	 * The bulk-insert state keeps the last buffer pinned and heap_insert
+	 * reuses it without checking whose it is: let go of it when the row
+	 * goes to another partition (as COPY does), or the row lands in the
+	 * previous partition's page.
+	 */
+	if (RelationGetRelid(target) != w->bistate_relid)
+	{
+		ReleaseBulkInsertStatePin(w->bistate);
+		w->bistate_relid = RelationGetRelid(target);
+	}
 	table_tuple_insert(target, slot, w->cid, w->insert_options, w->bistate);
 	if (rri->ri_NumIndices > 0)
 		ExecInsertIndexTuples(rri, slot, w->estate, false, false, NULL, NIL);
@@ -301,6 +313,7 @@ writer_open_executor(MtWriter *w)
 	w->pending_slot = ExecInitExtraTupleSlot(w->estate, RelationGetDescr(rel),
 											 &TTSOpsMinimalTuple);
 	w->bistate = GetBulkInsertState();
+	w->bistate_relid = InvalidOid;
 }
 
 static void
