@@ -323,8 +323,8 @@ writer_close_executor(MtWriter *w)
 	if (w->proute)
 		ExecCleanupTupleRouting(w->mtstate, w->proute);
 	w->proute = NULL;
-	ExecCloseIndices(w->rri);
 	ExecResetTupleTable(w->estate->es_tupleTable, false);
+	/* closes the result relation's indexes too: closing them twice breaks refcounts */
 	ExecCloseResultRelations(w->estate);
 	ExecCloseRangeTableRelations(w->estate);
 	FreeExecutorState(w->estate);
