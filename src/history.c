@@ -25,6 +25,7 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -33,6 +34,9 @@
 #include "materialized_table.h"
 
 PGDLLEXPORT void mt_history_worker_main(Datum arg);
+
+/* how long the history writer waits for a lock before giving up */
+#define HISTORY_LOCK_TIMEOUT "1s"
 
 int64		mt_history_cascade_id = 0;
 
@@ -62,6 +66,7 @@ typedef struct HistoryRow
 	int			status_off;
 	int			error_off;
 	int			text_len;
+	bool		written;		/* set by the writer once committed */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } HistoryRow;
 
@@ -192,6 +197,13 @@ history_trim(void)
 							  " USING old WHERE r.run_id = old.run_id",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not trim the refresh history");
+	/* results whose run row was never written (its writer gave up) */
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.refresh_result r"
+							  " WHERE r.finished_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "   AND NOT EXISTS (SELECT FROM materialized_table_internal.refresh_run o"
+							  "                    WHERE o.run_id = r.run_id)",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not trim the refresh history");
 	SPI_finish();
 }
 
@@ -211,14 +223,26 @@ mt_history_worker_main(Datum arg)
 	row = dsm_segment_address(seg);
 	BackgroundWorkerInitializeConnectionByOid(row->dbid, row->userid, 0);
 
+	/*
+	 * The requester waits for this worker, and the lock manager does not
+	 * know it: a lock request of ours queued behind one that waits for the
+	 * requester (DROP EXTENSION, a VACUUM FULL of the history) would never
+	 * be granted.  Give up instead; the requester goes on without the row.
+	 */
+	SetConfigOption("lock_timeout", HISTORY_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
+
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "materialized_table: recording refresh history");
+	/* our own writes: the guards need not look the tables up (more locks) */
+	mt_internal_depth++;
 	history_row_insert(row);
 	if (row->kind != HISTORY_RESULT)
 		history_trim();
+	mt_internal_depth--;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	row->written = true;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	dsm_detach(seg);
 	proc_exit(0);
@@ -256,6 +280,11 @@ history_row_insert_autonomously(HistoryRow *row)
 		return;
 	}
 	(void) WaitForBackgroundWorkerShutdown(handle);
+	if (!((HistoryRow *) dsm_segment_address(seg))->written)
+		ereport(WARNING,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not record a refresh in the refresh history"),
+				 errdetail("The history writer failed; the server log says why.")));
 	dsm_detach(seg);
 }
 
