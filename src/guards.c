@@ -208,10 +208,17 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
-/* Can this statement rename a table or its schema, or change its owner's name? */
+/*
+ * Can this statement rename a table or its schema, change its owner's
+ * name, or add or remove pg_cron?  Then the schedules are checked again.
+ */
 static bool
-names_may_change(Node *parsetree)
+schedules_may_change(Node *parsetree)
 {
+	if (IsA(parsetree, CreateExtensionStmt))
+		return strcmp(((CreateExtensionStmt *) parsetree)->extname, "pg_cron") == 0;
+	if (IsA(parsetree, DropStmt))
+		return ((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION;
 	if (IsA(parsetree, RenameStmt))
 	{
 		RenameStmt *rename = (RenameStmt *) parsetree;
@@ -266,8 +273,8 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 								queryEnv, dest, qc);
 
 	/* pg_cron's jobs are named after their table and run as its owner */
-	if (names_may_change(parsetree) && mt_extension_ready())
-		mt_pipeline_names_changed();
+	if (schedules_may_change(parsetree) && mt_extension_ready())
+		mt_pipeline_recheck_schedules();
 
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())

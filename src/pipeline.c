@@ -123,12 +123,13 @@ mt_pipeline_owner_changed(Oid relid)
 }
 
 /*
- * A table, schema or role was renamed, moved or reassigned: every FULL
- * table's job follows.  Such commands are rare, and do not say which
- * tables they touch.
+ * A table, schema or role was renamed, moved or reassigned, or pg_cron
+ * came or went: every FULL table's job follows (tables move between
+ * pg_cron and the worker as need be).  Such commands are rare, and do not
+ * say which tables they touch.
  */
 void
-mt_pipeline_names_changed(void)
+mt_pipeline_recheck_schedules(void)
 {
 	ListCell   *lc;
 

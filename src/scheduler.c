@@ -5,9 +5,27 @@
  *
  * Schedules come from freshness (freshness.c): N MINUTE is '*\/N * * * *',
  * N HOUR '0 *\/N * * *', 1 DAY '0 0 * * *'.  pg_cron reads them in GMT, so
- * trigger times are aligned to the epoch in UTC; the per-database worker
- * uses the same alignment for the tables it drives (sub-minute freshness,
- * or databases without pg_cron).
+ * trigger times are aligned to the epoch in UTC.
+ *
+ * Who drives a FULL table (materialized_tables.scheduler says which):
+ *
+ *	  pg_cron	a job in cron.job, when the freshness is a cron schedule,
+ *				pg_cron is installed in the table's database and the
+ *				table's owner may run jobs (pg_cron wants LOGIN);
+ *	  worker	the database's materialized_table worker otherwise.
+ *
+ * Sub-minute freshness (1-30 SECOND) is allowed in FULL mode, but pg_cron
+ * 1.4.2 (Debian 12) has only 5-field, minute-level schedules, and its
+ * '[1-59] seconds' interval jobs only arrived in 1.5 (and are not aligned
+ * to the clock).  Rather than depend on a newer pg_cron, the per-database
+ * worker (worker.c) keeps a timer per such table, on the same epoch-aligned
+ * boundaries, and calls mt_scheduled_refresh() with each boundary as the
+ * trigger time.  The same worker drives every FULL table of a database
+ * without pg_cron (pg_cron can live in only one database of a cluster,
+ * cron.database_name), so CREATE never fails for want of pg_cron, and of
+ * tables whose owner cannot log in.  Moving between the two follows every
+ * change of freshness, owner, or pg_cron's presence at the next command
+ * that touches the table.
  *
  * pg_cron's jobs are rows in cron.job: creating, changing and removing
  * them happens in the caller's transaction and is undone by its ROLLBACK.
