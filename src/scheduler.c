@@ -324,6 +324,14 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 		return;
 	}
 	mt_check_owner(relid);
+	if (mt->refresh_mode != MT_MODE_FULL)
+	{
+		/* a run that outlived the table's switch to CONTINUOUS mode */
+		ereport(NOTICE,
+				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
+						get_rel_name(relid))));
+		return;
+	}
 	if (mt->status == MT_STATUS_SUSPENDED && from_worker)
 		return;
 
