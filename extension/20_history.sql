@@ -25,6 +25,8 @@ CREATE TABLE materialized_table_internal.refresh_result (
     CONSTRAINT refresh_result_pkey PRIMARY KEY (run_id),
     CONSTRAINT refresh_result_status_check CHECK (status IN ('SUCCEEDED', 'FAILED', 'SKIPPED'))
 );
+-- the trim looks for results older than the retention whose run row is gone
+CREATE INDEX refresh_result_finished_at_idx ON materialized_table_internal.refresh_result (finished_at);
 REVOKE ALL ON materialized_table_internal.refresh_run FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.refresh_result FROM PUBLIC;
 

@@ -33,6 +33,7 @@ extern void mt_stop_database_worker(Oid dbid);
 /* for the worker */
 extern void mt_worker_attach(Oid dbid);
 extern void mt_worker_detach(bool finished);
+/* the slot's generation; the worker reads the catalog after calling it */
 extern uint32 mt_worker_generation(Oid dbid);
 
 #endif							/* MT_LAUNCHER_H */

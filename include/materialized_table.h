@@ -36,8 +36,23 @@ extern int	mt_errposition(const char *source, int location);
 extern bool mt_extension_ready(void);
 extern Oid	mt_internal_namespace(void);
 extern Oid	mt_extension_owner(void);
-extern void mt_as_extension_owner_begin(Oid *save_userid, int *save_sec);
-extern void mt_as_extension_owner_end(Oid save_userid, int save_sec);
+
+/*
+ * The extension's own statements on its private tables (the catalog, the
+ * refresh history) and on pg_cron's run with the rights of the extension's
+ * owner and search_path = pg_catalog, whoever calls: users of materialized
+ * tables may not touch those tables directly.  Only fixed, schema-qualified
+ * SQL runs this way.  An error in between is undone by the (sub)transaction.
+ */
+typedef struct MtSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			nestlevel;
+} MtSavedUser;
+
+extern void mt_as_extension_owner_begin(MtSavedUser *saved);
+extern void mt_as_extension_owner_end(MtSavedUser *saved);
 
 /*
  * The extension's own writes and DDL on MTs pass the guards only while

@@ -188,11 +188,10 @@ check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
 {
 	Oid			types[2] = {OIDOID, OIDOID};
 	Datum		values[2] = {ObjectIdGetDatum(viewid), ObjectIdGetDatum(relid)};
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 	bool		cycle = false;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH RECURSIVE reads(rel) AS ("
 							  "  SELECT $1::pg_catalog.oid"
@@ -221,7 +220,7 @@ check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
 										   &isnull));
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	if (cycle)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -468,6 +468,7 @@ static const Oid mt_table_types[Natts_mt_table] = {
 void
 mt_catalog_insert(MtTable *mt)
 {
+	MtSavedUser saved;
 	Datum		values[Natts_mt_table];
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
@@ -483,19 +484,20 @@ mt_catalog_insert(MtTable *mt)
 		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
 	appendStringInfoChar(&sql, ')');
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into the materialized table catalog");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	CacheInvalidateRelcacheByRelid(mt->relid);
 }
 
 void
 mt_catalog_update(MtTable *mt)
 {
+	MtSavedUser saved;
 	Datum		values[Natts_mt_table];
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
@@ -518,18 +520,19 @@ mt_catalog_update(MtTable *mt)
 	}
 	appendStringInfoString(&sql, " WHERE relid = $1");
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 void
 mt_catalog_delete(Oid relid)
 {
+	MtSavedUser saved;
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
@@ -537,12 +540,12 @@ mt_catalog_delete(Oid relid)
 	Oid			save_userid;
 	int			save_sec;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the materialized table catalog");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	/* a table dropped already (sql_drop) has had its invalidation */
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		CacheInvalidateRelcacheByRelid(relid);
@@ -553,6 +556,7 @@ mt_catalog_delete(Oid relid)
 void
 mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 {
+	MtSavedUser saved;
 	Oid			argtypes[2] = {OIDOID, TIMESTAMPTZOID};
 	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
 	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
@@ -560,12 +564,12 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 	Oid			save_userid;
 	int			save_sec;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 /*
@@ -575,6 +579,7 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 MtTable *
 mt_catalog_lookup(Oid relid, bool missing_ok)
 {
+	MtSavedUser saved;
 	MemoryContext caller = CurrentMemoryContext;
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
@@ -592,7 +597,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 
 	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1",
 				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
@@ -628,7 +633,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 
 	if (mt == NULL && !missing_ok)
 		ereport(ERROR,
@@ -641,6 +646,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 List *
 mt_catalog_all_relids(void)
 {
+	MtSavedUser saved;
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *result = NIL;
 	char	   *sql;
@@ -652,7 +658,7 @@ mt_catalog_all_relids(void)
 		return NIL;
 	sql = psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
 				   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
@@ -666,6 +672,6 @@ mt_catalog_all_relids(void)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	return result;
 }

@@ -604,25 +604,33 @@ mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char
 
 /*
  * mt_sync_query_view_owner
- *		After ALTER TABLE ... OWNER TO: the hidden view holding the query
- *		follows, so that its permission checks are the new owner's.
+ *		After ALTER TABLE ... OWNER TO: the hidden objects of the table (its
+ *		query view, and the state of a DELTAS table) follow, so that their
+ *		permission checks are the new owner's.  They live in the internal
+ *		schema, where the new owner may not create objects, hence the
+ *		extension owner's rights.
  */
 void
 mt_sync_query_view_owner(Oid relid)
 {
 	MtTable    *mt = mt_catalog_lookup(relid, true);
+	Oid			nsp = mt_internal_namespace();
+	Oid			parts[3];
 	Oid			owner;
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
+	int			i;
 
 	if (mt == NULL || !OidIsValid(mt->query_view))
 		return;
 	owner = mt_table_owner(relid);
-	if (mt_table_owner(mt->query_view) == owner)
-		return;
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
-	ATExecChangeOwner(mt->query_view, owner, false, AccessExclusiveLock);
-	mt_as_extension_owner_end(save_userid, save_sec);
+	parts[0] = mt->query_view;
+	parts[1] = get_relname_relid(psprintf("state_%u", relid), nsp);
+	parts[2] = get_relname_relid(psprintf("derived_%u", relid), nsp);
+	mt_as_extension_owner_begin(&saved);
+	for (i = 0; i < lengthof(parts); i++)
+		if (OidIsValid(parts[i]) && mt_table_owner(parts[i]) != owner)
+			ATExecChangeOwner(parts[i], owner, false, AccessExclusiveLock);
+	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
 }
 

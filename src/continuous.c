@@ -137,21 +137,20 @@ state_insert(Oid relid, MtAnalysis *a)
 {
 	Oid			types[4] = {OIDOID, TEXTOID, TEXTOID, BOOLOID};
 	Datum		values[4];
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(mt_strategy_name(a->strategy));
 	values[2] = CStringGetTextDatum(a->reason);
 	values[3] = BoolGetDatum(a->poll);
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("INSERT INTO materialized_table_internal.continuous_state "
 							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
 							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 /* Forget the pipeline's rows of a table (state, kept keys and adjustments). */
@@ -160,10 +159,9 @@ state_delete(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0 ||
@@ -173,7 +171,7 @@ state_delete(Oid relid)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not forget the continuous pipeline of a table");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 static void

@@ -70,10 +70,9 @@ downstream_tables(Oid relid)
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *result = NIL;
 	uint64		i;
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH RECURSIVE readers(relid) AS ("
 							  "  SELECT $1 "
@@ -100,7 +99,7 @@ downstream_tables(Oid relid)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	return result;
 }
 
@@ -271,14 +270,13 @@ exec_for(const char *sql, int nargs, Oid *types, Datum *values)
 void
 mt_chain_finish(MtChainFeed *feed)
 {
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 	ListCell   *lc;
 	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
 
 	if (feed == NULL || !feed->any)
 		return;
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	foreach(lc, feed->downstream)
 	{
@@ -310,7 +308,7 @@ mt_chain_finish(MtChainFeed *feed)
 				 2, types, values);
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	mt_wake_worker_at_commit();
 	MemoryContextDelete(feed->context);
 }

@@ -78,15 +78,14 @@ mt_on_sql_drop(PG_FUNCTION_ARGS)
 	List	   *dropped = NIL;
 	ListCell   *lc;
 	uint64		i;
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "mt_on_sql_drop: not fired by event trigger manager");
 	if (!mt_extension_ready())
 		PG_RETURN_NULL();
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT t.relid::pg_catalog.oid"
 					"  FROM materialized_table_internal.mt_table t"
@@ -104,7 +103,7 @@ mt_on_sql_drop(PG_FUNCTION_ARGS)
 															 SPI_tuptable->tupdesc, 1, &isnull)));
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 
 	foreach(lc, dropped)
 		mt_forget_table(lfirst_oid(lc));

@@ -22,10 +22,12 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
 #include "catalog/pg_class.h"
 #include "commands/extension.h"
+#include "commands/tablecmds.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
@@ -140,8 +142,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 	Oid			types[2] = {OIDOID, INT2OID};
 	Datum		values[2];
 	Oid			user = InvalidOid;
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
 	if (!OidIsValid(relid) || cmd->name == NULL)
 		return;
@@ -150,7 +151,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 		return;
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum(attnum);
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT t.relid::pg_catalog.oid"
 							  "  FROM pg_catalog.pg_depend d"
@@ -178,7 +179,7 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 						   get_rel_name(user)),
 				 errhint("Drop the materialized table first, and create it again afterwards.")));
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 /*
@@ -370,23 +371,27 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
-/* The MT that ALTER TABLE ... RENAME TO or SET SCHEMA is about to move. */
-static Oid
-renamed_materialized_table(Node *parsetree)
+/*
+ * Can this statement rename a table or its schema, change its owner's
+ * name, or add or remove pg_cron?  Then the schedules are checked again.
+ */
+static bool
+schedules_may_change(Node *parsetree)
 {
-	RangeVar   *rv = NULL;
-	Oid			relid;
+	if (IsA(parsetree, CreateExtensionStmt))
+		return strcmp(((CreateExtensionStmt *) parsetree)->extname, "pg_cron") == 0;
+	if (IsA(parsetree, DropStmt))
+		return ((DropStmt *) parsetree)->removeType == OBJECT_EXTENSION;
+	if (IsA(parsetree, RenameStmt))
+	{
+		RenameStmt *rename = (RenameStmt *) parsetree;
 
-	if (IsA(parsetree, RenameStmt) &&
-		((RenameStmt *) parsetree)->renameType == OBJECT_TABLE)
-		rv = ((RenameStmt *) parsetree)->relation;
-	else if (IsA(parsetree, AlterObjectSchemaStmt) &&
-			 ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE)
-		rv = ((AlterObjectSchemaStmt *) parsetree)->relation;
-	if (rv == NULL)
-		return InvalidOid;
-	relid = RangeVarGetRelid(rv, NoLock, true);
-	return mt_is_materialized_table(relid) ? relid : InvalidOid;
+		return rename->renameType == OBJECT_TABLE || rename->renameType == OBJECT_SCHEMA ||
+			rename->renameType == OBJECT_ROLE;
+	}
+	if (IsA(parsetree, AlterObjectSchemaStmt))
+		return ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE;
+	return IsA(parsetree, ReassignOwnedStmt);
 }
 
 static void
@@ -395,7 +400,6 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
-	Oid			renamed = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 		mt_pipeline_database_dropped(((DropdbStmt *) parsetree)->dbname);
@@ -404,7 +408,6 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		check_utility(parsetree);
 		if (drops_this_extension(parsetree))
 			mt_pipeline_extension_dropped();
-		renamed = renamed_materialized_table(parsetree);
 	}
 
 	if (prev_process_utility)
@@ -414,9 +417,9 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
 
-	/* its pg_cron job is named after the table: follow renames */
-	if (OidIsValid(renamed) && mt_extension_ready())
-		mt_pipeline_owner_changed(renamed);
+	/* pg_cron's jobs are named after their table and run as its owner */
+	if (schedules_may_change(parsetree) && mt_extension_ready())
+		mt_pipeline_recheck_schedules();
 
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())

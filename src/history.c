@@ -25,8 +25,7 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/rel.h"
-#include "utils/relcache.h"
+#include "utils/guc.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -35,6 +34,9 @@
 #include "materialized_table.h"
 
 PGDLLEXPORT void mt_history_worker_main(Datum arg);
+
+/* how long the history writer waits for a lock before giving up */
+#define HISTORY_LOCK_TIMEOUT "1s"
 
 int64		mt_history_cascade_id = 0;
 
@@ -64,6 +66,7 @@ typedef struct HistoryRow
 	int			status_off;
 	int			error_off;
 	int			text_len;
+	bool		written;		/* set by the writer once committed */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } HistoryRow;
 
@@ -116,10 +119,9 @@ text_at(HistoryRow *row, int off, char *isnull)
 static void
 history_row_insert(HistoryRow *row)
 {
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (row->kind != HISTORY_RESULT)
 	{
@@ -163,32 +165,49 @@ history_row_insert(HistoryRow *row)
 			elog(ERROR, "could not record a refresh result");
 	}
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
-/* Delete history older than materialized_table.history_retention. */
+/*
+ * Delete history older than materialized_table.history_retention.
+ *
+ * The requester waits for this worker without the lock manager knowing,
+ * so rows it has locked itself (a DROP that forgot a table's history, in
+ * the same transaction as this refresh) must be skipped, not waited for:
+ * they go at the next trim.  A run still going is kept whatever its age.
+ */
 static void
 history_trim(void)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(mt_history_retention)};
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
 	if (mt_history_retention <= 0)
 		return;
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH old AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
-							  "   WHERE started_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "   WHERE run_id IN ("
+							  "     SELECT run_id FROM materialized_table_internal.refresh_run"
+							  "      WHERE started_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "        AND pg_catalog.pg_xact_status(xid) IS DISTINCT FROM 'in progress'"
+							  "        FOR UPDATE SKIP LOCKED)"
 							  "  RETURNING run_id) "
 							  "DELETE FROM materialized_table_internal.refresh_result r"
 							  " USING old WHERE r.run_id = old.run_id",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not trim the refresh history");
+	/* results whose run row was never written (its writer gave up) */
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.refresh_result r"
+							  " WHERE r.finished_at < pg_catalog.now() - $1 * interval '1 second'"
+							  "   AND NOT EXISTS (SELECT FROM materialized_table_internal.refresh_run o"
+							  "                    WHERE o.run_id = r.run_id)",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not trim the refresh history");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }
 
 void
@@ -207,14 +226,26 @@ mt_history_worker_main(Datum arg)
 	row = dsm_segment_address(seg);
 	BackgroundWorkerInitializeConnectionByOid(row->dbid, row->userid, 0);
 
+	/*
+	 * The requester waits for this worker, and the lock manager does not
+	 * know it: a lock request of ours queued behind one that waits for the
+	 * requester (DROP EXTENSION, a VACUUM FULL of the history) would never
+	 * be granted.  Give up instead; the requester goes on without the row.
+	 */
+	SetConfigOption("lock_timeout", HISTORY_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
+
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "materialized_table: recording refresh history");
+	/* our own writes: the guards need not look the tables up (more locks) */
+	mt_internal_depth++;
 	history_row_insert(row);
 	if (row->kind != HISTORY_RESULT)
 		history_trim();
+	mt_internal_depth--;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	row->written = true;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	dsm_detach(seg);
 	proc_exit(0);
@@ -252,25 +283,31 @@ history_row_insert_autonomously(HistoryRow *row)
 		return;
 	}
 	(void) WaitForBackgroundWorkerShutdown(handle);
+	if (!((HistoryRow *) dsm_segment_address(seg))->written)
+		ereport(WARNING,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not record a refresh in the refresh history"),
+				 errdetail("The history writer failed; the server log says why.")));
 	dsm_detach(seg);
 }
 
 static int64
 next_run_id(void)
 {
+	MtSavedUser saved;
 	int64		id;
 	bool		isnull;
 	Oid			save_userid;
 	int			save_sec;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
 					false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not allocate a refresh run id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	return id;
 }
 
@@ -365,10 +402,9 @@ mt_history_forget_table(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 
-	mt_as_extension_owner_begin(&save_userid, &save_sec);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH gone AS ("
 							  "  DELETE FROM materialized_table_internal.refresh_run"
@@ -378,5 +414,5 @@ mt_history_forget_table(Oid relid)
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not delete the refresh history of a dropped table");
 	SPI_finish();
-	mt_as_extension_owner_end(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 }

@@ -69,6 +69,7 @@ static Oid	dropping_dbid = InvalidOid;
 
 /* worker-local */
 static int	my_slot = -1;
+static uint32 my_generation = 0;	/* the last one the worker acted on */
 
 static void
 launcher_shmem_request(void)
@@ -273,12 +274,19 @@ mt_worker_detach(bool finished)
 		slot->pid = 0;
 		slot->latch = NULL;
 		slot->not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), MT_RESTART_DELAY_MS);
-		if (finished)
+		/*
+		 * A backend that asked again after the worker last read the
+		 * catalog (it committed a new table while the worker was leaving)
+		 * keeps the slot wanted, and the launcher starts a new worker.
+		 */
+		if (finished && slot->generation == my_generation)
 		{
 			slot->wanted = false;
 			if (!slot->dropping)
 				slot->dbid = InvalidOid;
 		}
+		else if (finished)
+			slot->not_before = 0;
 	}
 	if (state->launcher_latch)
 		SetLatch(state->launcher_latch);
@@ -297,6 +305,7 @@ mt_worker_generation(Oid dbid)
 	if (slot)
 		generation = slot->generation;
 	LWLockRelease(state->lock);
+	my_generation = generation;
 	return generation;
 }
 

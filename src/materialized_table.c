@@ -173,16 +173,22 @@ mt_extension_owner(void)
  *		An error restores the caller's user with the (sub)transaction.
  */
 void
-mt_as_extension_owner_begin(Oid *save_userid, int *save_sec)
+mt_as_extension_owner_begin(MtSavedUser *saved)
 {
-	GetUserIdAndSecContext(save_userid, save_sec);
-	SetUserIdAndSecContext(mt_extension_owner(), *save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(mt_extension_owner(),
+						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	saved->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 }
 
 void
-mt_as_extension_owner_end(Oid save_userid, int save_sec)
+mt_as_extension_owner_end(MtSavedUser *saved)
 {
-	SetUserIdAndSecContext(save_userid, save_sec);
+	AtEOXact_GUC(false, saved->nestlevel);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
 }
 
 void

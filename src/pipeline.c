@@ -105,7 +105,10 @@ mt_pipeline_query_changed(MtTable *mt)
 	mt_wake_worker_at_commit();
 }
 
-/* Owner, name or schema changed: pg_cron's job follows. */
+/*
+ * Owner, name or schema changed: pg_cron's job follows (its name and user),
+ * or the table moves to the worker when its new owner cannot run jobs.
+ */
 void
 mt_pipeline_owner_changed(Oid relid)
 {
@@ -115,7 +118,23 @@ mt_pipeline_owner_changed(Oid relid)
 	{
 		mt_scheduler_sync_job(mt);
 		mt_catalog_update(mt);
+		mt_wake_worker_at_commit();
 	}
+}
+
+/*
+ * A table, schema or role was renamed, moved or reassigned, or pg_cron
+ * came or went: every FULL table's job follows (tables move between
+ * pg_cron and the worker as need be).  Such commands are rare, and do not
+ * say which tables they touch.
+ */
+void
+mt_pipeline_recheck_schedules(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, mt_catalog_all_relids())
+		mt_pipeline_owner_changed(lfirst_oid(lc));
 }
 
 /*

@@ -5,9 +5,27 @@
  *
  * Schedules come from freshness (freshness.c): N MINUTE is '*\/N * * * *',
  * N HOUR '0 *\/N * * *', 1 DAY '0 0 * * *'.  pg_cron reads them in GMT, so
- * trigger times are aligned to the epoch in UTC; the per-database worker
- * uses the same alignment for the tables it drives (sub-minute freshness,
- * or databases without pg_cron).
+ * trigger times are aligned to the epoch in UTC.
+ *
+ * Who drives a FULL table (materialized_tables.scheduler says which):
+ *
+ *	  pg_cron	a job in cron.job, when the freshness is a cron schedule,
+ *				pg_cron is installed in the table's database and the
+ *				table's owner may run jobs (pg_cron wants LOGIN);
+ *	  worker	the database's materialized_table worker otherwise.
+ *
+ * Sub-minute freshness (1-30 SECOND) is allowed in FULL mode, but pg_cron
+ * 1.4.2 (Debian 12) has only 5-field, minute-level schedules, and its
+ * '[1-59] seconds' interval jobs only arrived in 1.5 (and are not aligned
+ * to the clock).  Rather than depend on a newer pg_cron, the per-database
+ * worker (worker.c) keeps a timer per such table, on the same epoch-aligned
+ * boundaries, and calls mt_scheduled_refresh() with each boundary as the
+ * trigger time.  The same worker drives every FULL table of a database
+ * without pg_cron (pg_cron can live in only one database of a cluster,
+ * cron.database_name), so CREATE never fails for want of pg_cron, and of
+ * tables whose owner cannot log in.  Moving between the two follows every
+ * change of freshness, owner, or pg_cron's presence at the next command
+ * that touches the table.
  *
  * pg_cron's jobs are rows in cron.job: creating, changing and removing
  * them happens in the caller's transaction and is undone by its ROLLBACK.
@@ -26,6 +44,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -35,6 +54,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "commands.h"
@@ -56,17 +76,19 @@ mt_pg_cron_available(void)
 	return OidIsValid(get_extension_oid("pg_cron", true));
 }
 
-/* Run SQL on pg_cron's tables with the extension owner's rights. */
+/*
+ * Run SQL on pg_cron's tables with the extension owner's rights (pg_cron
+ * lets only a superuser schedule a job for another role) and a search_path
+ * of pg_catalog, so that no operator of the caller's can sneak in.
+ */
 static Datum
 cron_call(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
 		  bool *isnull)
 {
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 	Datum		result = (Datum) 0;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0) < 0)
 		elog(ERROR, "pg_cron call failed: %s", sql);
@@ -75,18 +97,28 @@ cron_call(const char *sql, int nargs, Oid *types, Datum *values, const char *nul
 		result = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 												 1, isnull), true, 8);
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	return result;
 }
 
-/* The job's name: which table it refreshes, for people reading cron.job. */
+/*
+ * The job's name: which table it refreshes, for people reading cron.job.
+ * cron.job.jobname is a name (63 bytes), and pg_cron merges a new job into
+ * an existing one with the same name and user, so a name that must be
+ * clipped gets the table's OID to stay unique.
+ */
 static char *
 job_name(Oid relid)
 {
 	char	   *name = psprintf("materialized_table refresh %s", mt_qualified_name(relid));
-	int			len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1);
+	char	   *suffix;
+	int			len;
 
-	return pnstrdup(name, len);
+	if (strlen(name) < NAMEDATALEN)
+		return name;
+	suffix = psprintf("... (%u)", relid);
+	len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1 - strlen(suffix));
+	return psprintf("%.*s%s", len, name, suffix);
 }
 
 static char *
@@ -103,6 +135,31 @@ owner_name(Oid relid)
 }
 
 /*
+ * Can pg_cron run jobs as the table's owner?  It refuses roles without
+ * LOGIN (group roles often own tables); the worker drives those tables.
+ */
+static bool
+owner_can_run_jobs(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(mt_table_owner(relid)));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		result = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/* Does pg_cron drive this table, or the database's worker? */
+static bool
+pg_cron_can_drive(MtTable *mt, const char *schedule)
+{
+	return schedule != NULL && mt_pg_cron_available() && owner_can_run_jobs(mt->relid);
+}
+
+/*
  * mt_scheduler_start
  *		Give a FULL table its schedule; sets mt->scheduler and
  *		mt->cron_jobid (the caller stores them).
@@ -113,7 +170,7 @@ mt_scheduler_start(MtTable *mt)
 	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
 
 	mt->cron_jobid = 0;
-	if (schedule == NULL || !mt_pg_cron_available())
+	if (!pg_cron_can_drive(mt, schedule))
 	{
 		/* the database's worker drives it (see worker.c) */
 		mt->scheduler = MT_SCHEDULER_WORKER;
@@ -198,7 +255,7 @@ mt_scheduler_sync_job(MtTable *mt)
 		mt_scheduler_stop(mt);
 		return;
 	}
-	if (schedule == NULL || !mt_pg_cron_available() || !job_exists(mt))
+	if (!pg_cron_can_drive(mt, schedule) || !job_exists(mt))
 	{
 		mt_scheduler_stop(mt);
 		mt_scheduler_start(mt);
@@ -267,6 +324,14 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 		return;
 	}
 	mt_check_owner(relid);
+	if (mt->refresh_mode != MT_MODE_FULL)
+	{
+		/* a run that outlived the table's switch to CONTINUOUS mode */
+		ereport(NOTICE,
+				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
+						get_rel_name(relid))));
+		return;
+	}
 	if (mt->status == MT_STATUS_SUSPENDED && from_worker)
 		return;
 

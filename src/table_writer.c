@@ -57,7 +57,7 @@ struct MtWriter
 	ModifyTableState *mtstate;
 	PartitionTupleRouting *proute;
 	BulkInsertState bistate;
-	Oid			bistate_relid;	/* the relation bistate's pinned buffer is of */
+	Oid			bistate_relid;	/* the partition its pinned buffer is of */
 	CommandId	cid;
 	TupleTableSlot *slot;		/* in the table's row type */
 	TupleTableSlot *pending_slot;	/* same, for rows read back from pending */
@@ -164,11 +164,12 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 		ExecConstraints(rri, slot, w->estate);
 
 	/*
-	 * A bulk insert state keeps the buffer it last inserted into pinned
-	 * and reuses it by block number only: moving to another partition
-	 * without releasing it would write the row into the wrong relation.
+	 * The bulk-insert state keeps the last buffer pinned and heap_insert
+	 * reuses it without checking whose it is: let go of it when the row
+	 * goes to another partition (as COPY does), or the row lands in the
+	 * previous partition's page.
 	 */
-	if (w->bistate_relid != RelationGetRelid(target))
+	if (RelationGetRelid(target) != w->bistate_relid)
 	{
 		ReleaseBulkInsertStatePin(w->bistate);
 		w->bistate_relid = RelationGetRelid(target);
@@ -328,9 +329,8 @@ writer_close_executor(MtWriter *w)
 	if (w->proute)
 		ExecCleanupTupleRouting(w->mtstate, w->proute);
 	w->proute = NULL;
-	/* ExecCloseResultRelations closes w->rri's indexes (once only) */
 	ExecResetTupleTable(w->estate->es_tupleTable, false);
-	/* closes the indexes ExecOpenIndices opened; closing them twice fails */
+	/* closes the result relation's indexes too: closing them twice breaks refcounts */
 	ExecCloseResultRelations(w->estate);
 	ExecCloseRangeTableRelations(w->estate);
 	FreeExecutorState(w->estate);

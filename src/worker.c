@@ -27,6 +27,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -51,8 +52,17 @@ typedef struct ScheduledTable
 } ScheduledTable;
 
 static MemoryContext worker_context;
-static List *scheduled = NIL;	/* ScheduledTable, in worker_context */
-static List *continuous = NIL;	/* MtTable, in worker_context */
+static List *scheduled = NIL;	/* ScheduledTable, in tables_context */
+static List *continuous = NIL;	/* MtTable, in tables_context */
+
+/*
+ * Each reading of the catalog gets a memory context of its own; the one
+ * before it is kept until the next reading, so that whoever was handed the
+ * previous lists may still compare them with the new ones, and then freed:
+ * the worker reads the catalog every few seconds for as long as it runs.
+ */
+static MemoryContext tables_context = NULL;
+static MemoryContext previous_tables_context = NULL;
 
 /* Read which tables this worker serves; false if the extension is gone. */
 static bool
@@ -64,13 +74,19 @@ load_tables(void)
 	bool		installed;
 	TimestampTz now = GetCurrentTimestamp();
 
+	if (previous_tables_context)
+		MemoryContextDelete(previous_tables_context);
+	previous_tables_context = tables_context;
+	tables_context = AllocSetContextCreate(worker_context, "materialized_table worker tables",
+										   ALLOCSET_DEFAULT_SIZES);
+
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	installed = mt_extension_ready();
 	relids = installed ? mt_catalog_all_relids() : NIL;
 
-	MemoryContextSwitchTo(worker_context);
+	MemoryContextSwitchTo(tables_context);
 	scheduled = NIL;
 	continuous = NIL;
 	foreach(lc, relids)
@@ -112,12 +128,15 @@ static void
 run_scheduled(ScheduledTable *t, TimestampTz trigger_time)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
+	char	   *name;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	name = get_rel_name(t->relid);
 	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("materialized_table: scheduled refresh of %u", t->relid));
+						   psprintf("materialized_table: scheduled refresh of %s",
+									name ? quote_identifier(name) : "a dropped table"));
 	PG_TRY();
 	{
 		mt_scheduled_refresh(t->relid, trigger_time, true);
@@ -183,8 +202,9 @@ mt_worker_main(Datum arg)
 	worker_context = AllocSetContextCreate(TopMemoryContext, "materialized_table worker",
 										   ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(worker_context);
-	installed = load_tables();
+	/* the generation first: a request made while reading is not missed */
 	generation = mt_worker_generation(dbid);
+	installed = load_tables();
 	last_load = GetCurrentTimestamp();
 	mt_continuous_worker_start(continuous);
 
