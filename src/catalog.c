@@ -473,8 +473,6 @@ mt_catalog_insert(MtTable *mt)
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
 	int			i;
-	Oid			save_userid;
-	int			save_sec;
 
 	row_to_datums(mt, values, nulls);
 	initStringInfo(&sql);
@@ -505,8 +503,6 @@ mt_catalog_update(MtTable *mt)
 	char	   *col;
 	char	   *save;
 	int			i = 0;
-	Oid			save_userid;
-	int			save_sec;
 
 	row_to_datums(mt, values, nulls);
 	initStringInfo(&sql);
@@ -537,8 +533,6 @@ mt_catalog_delete(Oid relid)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
-	Oid			save_userid;
-	int			save_sec;
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
@@ -561,8 +555,6 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
 	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
-	Oid			save_userid;
-	int			save_sec;
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
@@ -585,8 +577,6 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql;
 	MtTable    *mt = NULL;
-	Oid			save_userid;
-	int			save_sec;
 
 	if (!OidIsValid(mt_internal_namespace()))
 	{
@@ -651,8 +641,6 @@ mt_catalog_all_relids(void)
 	List	   *result = NIL;
 	char	   *sql;
 	uint64		i;
-	Oid			save_userid;
-	int			save_sec;
 
 	if (!OidIsValid(mt_internal_namespace()))
 		return NIL;
