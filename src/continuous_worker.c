@@ -15,8 +15,9 @@
  *	   whose work is then kept); the others -- suspended, or not due yet --
  *	   get it written to change_keys / change_deltas; the replication
  *	   origin's progress is set to where decoding stopped;
- *	3. after commit, confirm that position to the slot, which may then
- *	   release WAL.  Suspended tables never hold WAL back.
+ *	3. after commit, confirm that position to the slot (when it is next
+ *	   held), which may then release WAL.  Suspended tables never hold WAL
+ *	   back.
  *
  * Exactly once.  After a crash the slot restarts from its last confirmed
  * position, at or before the origin's, and decoding skips every
@@ -165,6 +166,7 @@ static LogicalDecodingContext *decoding = NULL;
 static RepOriginId origin = InvalidRepOriginId;
 static bool origin_session = false;
 static char slot_name[NAMEDATALEN];
+static XLogRecPtr confirm_lsn = InvalidXLogRecPtr;	/* applied, not yet confirmed */
 
 /* the sink decoding feeds; installed only while this worker decodes */
 static void sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
@@ -752,6 +754,7 @@ ensure_decoding(void)
 	}
 
 	ReplicationSlotAcquire(slot_name, true);
+	confirm_lsn = InvalidXLogRecPtr;
 	start = replorigin_session_get_progress(false);
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	decoding = CreateDecodingContext(start, NIL, false,
@@ -761,9 +764,56 @@ ensure_decoding(void)
 									 noop_prepare_write, noop_write, NULL);
 	MemoryContextSwitchTo(old);
 	XLogBeginRead(decoding->reader, MyReplicationSlot->data.restart_lsn);
+	ReplicationSlotRelease();
 	mt_decode_sink = NULL;
 	return true;
 }
+
+/* Close the decoding context, which wants its slot held if it still exists. */
+static void
+close_decoding(void)
+{
+	if (decoding == NULL)
+		return;
+	if (MyReplicationSlot == NULL && SearchNamedReplicationSlot(slot_name, true))
+		ReplicationSlotAcquire(slot_name, true);
+	if (MyReplicationSlot)
+	{
+		FreeDecodingContext(decoding);
+		ReplicationSlotRelease();
+	}
+	else
+	{
+		/* the slot is gone, and the files it spilled with it */
+		XLogReaderFree(decoding->reader);
+		MemoryContextDelete(decoding->context);
+	}
+	decoding = NULL;
+	confirm_lsn = InvalidXLogRecPtr;
+}
+
+/*
+ * Hold the slot, for decoding only.  Acquiring a logical slot marks this
+ * process as decoding, and other backends' snapshots then leave its
+ * transactions out: while it held the slot, a reader would take the
+ * worker's uncommitted writes for aborted ones and hint them so for good.
+ * So the slot is held while decoding and released before applying.
+ * False (the decoding context closed) if the slot is gone meanwhile.
+ */
+static bool
+acquire_slot(void)
+{
+	ReplicationSlot *slot = SearchNamedReplicationSlot(slot_name, true);
+
+	if (slot == NULL || slot->data.invalidated_at != InvalidXLogRecPtr)
+	{
+		close_decoding();
+		return false;
+	}
+	ReplicationSlotAcquire(slot_name, true);
+	return true;
+}
+
 
 /* Read the WAL flushed so far (or until the batch is full). */
 static void
@@ -796,6 +846,7 @@ decode_batch(void)
 		CurrentResourceOwner = owner;
 	}
 	PG_END_TRY();
+	ReplicationSlotRelease();
 }
 
 /* ---------------------------------------------------------------------
@@ -1425,11 +1476,16 @@ mt_continuous_worker_cycle(void)
 	if (!ensure_decoding())
 		return 5000;
 
+	if (!acquire_slot())
+		return 0;				/* gone meanwhile: start over at once */
+	/* the previous batch is committed: the slot may release its WAL */
+	if (confirm_lsn != InvalidXLogRecPtr)
+		LogicalConfirmReceivedLocation(confirm_lsn);
 	batch_reset();
 	decode_batch();
 	batch_end = decoding->reader->EndRecPtr;
 	apply_batch(batch_end);
-	LogicalConfirmReceivedLocation(batch_end);
+	confirm_lsn = batch_end;
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	foreach(lc, tables)
@@ -1448,11 +1504,7 @@ mt_continuous_worker_cycle(void)
 void
 mt_continuous_worker_stop(bool drop)
 {
-	if (decoding)
-	{
-		FreeDecodingContext(decoding);
-		decoding = NULL;
-	}
+	close_decoding();
 	if (MyReplicationSlot)
 		ReplicationSlotRelease();
 	if (!drop)
