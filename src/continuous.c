@@ -111,7 +111,9 @@ ensure_replica_identity(MtAnalysis *a)
 		{
 			Oid			leaf = lfirst_oid(ll);
 
-			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL)
+			/* a materialized table feeds its readers itself, not by decoding */
+			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL ||
+				OidIsValid(mt_owning_materialized_table(leaf)))
 				continue;
 			if (!pg_class_ownercheck(leaf, GetUserId()))
 				ereport(ERROR,
