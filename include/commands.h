@@ -60,6 +60,7 @@ extern Oid	mt_define_query_view(MtStatement *st, MtQuery *query, Oid relid,
 extern void mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel);
 extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel);
 extern void mt_spi_exec(const char *sql, int expected);
+extern List *mt_spi_oids(const char *sql, Oid arg);
 extern List *mt_leaf_relations(Oid relid);
 extern char *mt_storage_options_sql(List *options);
 extern bool mt_is_storage_option(const char *key);

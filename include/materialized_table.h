@@ -19,6 +19,8 @@
 
 #include "postgres.h"
 
+#include "utils/resowner.h"
+
 #define MT_EXTENSION_NAME		"materialized_table"
 #define MT_SCHEMA				"materialized_table"
 #define MT_INTERNAL_SCHEMA		"materialized_table_internal"
@@ -61,5 +63,21 @@ extern void mt_as_extension_owner_end(MtSavedUser *saved);
  */
 extern int	mt_internal_depth;
 extern void mt_internal_reset(void);
+
+/*
+ * An internal subtransaction whose failure the caller records before
+ * going on: begin, then commit in PG_TRY or rollback in PG_CATCH (which
+ * returns the error, copied into the caller's memory context).
+ */
+typedef struct MtSubxact
+{
+	MemoryContext caller;
+	ResourceOwner owner;
+	int			internal_depth;
+} MtSubxact;
+
+extern void mt_subxact_begin(MtSubxact *sub);
+extern void mt_subxact_commit(MtSubxact *sub);
+extern struct ErrorData *mt_subxact_rollback(MtSubxact *sub);
 
 #endif							/* MATERIALIZED_TABLE_H */

@@ -44,7 +44,7 @@ extern const char *mt_trigger_name(MtRefreshTrigger trigger);
 typedef struct MtFilterColumn
 {
 	char	   *name;
-	List	   *values;			/* char *, distinct, not NULL */
+	List	   *values;			/* char *, not NULL; repeats allowed */
 	bool		has_null;
 } MtFilterColumn;
 

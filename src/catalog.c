@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "commands.h"
 #include "materialized_table.h"
 
 typedef struct MtCacheEntry
@@ -637,29 +638,13 @@ List *
 mt_catalog_all_relids(void)
 {
 	MtSavedUser saved;
-	MemoryContext caller = CurrentMemoryContext;
-	List	   *result = NIL;
-	char	   *sql;
-	uint64		i;
+	List	   *result;
 
 	if (!OidIsValid(mt_internal_namespace()))
 		return NIL;
-	sql = psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
-				   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
 	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the materialized table catalog");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		result = lappend_oid(result, DatumGetObjectId(d));
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	result = mt_spi_oids(psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
+								  MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE), InvalidOid);
 	mt_as_extension_owner_end(&saved);
 	return result;
 }

@@ -318,31 +318,10 @@ mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
 List *
 mt_leaf_relations(Oid relid)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	List	   *result = NIL;
-	uint64		i;
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT c.oid FROM pg_catalog.pg_class c "
-							  "WHERE c.relkind = 'r' AND (c.oid = $1 OR c.oid IN "
-							  "(SELECT relid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) WHERE isleaf)) "
-							  "ORDER BY c.oid",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the partitions of \"%s\"", get_rel_name(relid));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Oid			leaf = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 1, &isnull));
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		result = lappend_oid(result, leaf);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-	return result;
+	return mt_spi_oids("SELECT c.oid FROM pg_catalog.pg_class c "
+					   "WHERE c.relkind = 'r' AND (c.oid = $1 OR c.oid IN "
+					   "(SELECT relid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) WHERE isleaf)) "
+					   "ORDER BY c.oid", relid);
 }
 
 /* Run generated SQL that must succeed with the given SPI result code. */
@@ -353,6 +332,38 @@ mt_spi_exec(const char *sql, int expected)
 
 	if (rc != expected)
 		elog(ERROR, "unexpected result %d from generated statement: %s", rc, sql);
+}
+
+/*
+ * mt_spi_oids
+ *		The OIDs in the first column of a query's rows, with arg as $1 (an
+ *		OID, unless invalid: then the query takes no argument), in the
+ *		caller's memory context.
+ */
+List *
+mt_spi_oids(const char *sql, Oid arg)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(arg)};
+	List	   *result = NIL;
+	uint64		i;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "unexpected result from generated query: %s", sql);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = lappend_oid(result, DatumGetObjectId(d));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
 }
 
 /*

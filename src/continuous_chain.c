@@ -28,6 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "commands.h"
 #include "continuous_analysis.h"
 #include "continuous_chain.h"
 #include "continuous_deltas.h"
@@ -65,40 +66,23 @@ struct MtChainFeed
 static List *
 downstream_tables(Oid relid)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	MemoryContext caller = CurrentMemoryContext;
-	List	   *result = NIL;
-	uint64		i;
+	List	   *result;
 	MtSavedUser saved;
 
 	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("WITH RECURSIVE readers(relid) AS ("
-							  "  SELECT $1 "
-							  "  UNION "
-							  "  SELECT r.ev_class FROM pg_catalog.pg_depend d "
-							  "    JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
-							  "         AND d.objid = r.oid "
-							  "    JOIN readers ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-							  "         AND d.refobjid = readers.relid "
-							  "   WHERE r.ev_class <> readers.relid) "
-							  "SELECT t.relid::pg_catalog.oid FROM materialized_table_internal.mt_table t "
-							  "  JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid "
-							  " WHERE c.synced AND t.query_view::pg_catalog.oid IN (SELECT relid FROM readers)",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not find the tables downstream of \"%s\"", get_rel_name(relid));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Oid			down = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 1, &isnull));
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		result = lappend_oid(result, down);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	result = mt_spi_oids("WITH RECURSIVE readers(relid) AS ("
+						 "  SELECT $1 "
+						 "  UNION "
+						 "  SELECT r.ev_class FROM pg_catalog.pg_depend d "
+						 "    JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+						 "         AND d.objid = r.oid "
+						 "    JOIN readers ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+						 "         AND d.refobjid = readers.relid "
+						 "   WHERE r.ev_class <> readers.relid) "
+						 "SELECT t.relid::pg_catalog.oid FROM materialized_table_internal.mt_table t "
+						 "  JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid "
+						 " WHERE c.synced AND t.query_view::pg_catalog.oid IN (SELECT relid FROM readers)",
+						 relid);
 	mt_as_extension_owner_end(&saved);
 	return result;
 }

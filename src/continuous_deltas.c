@@ -130,8 +130,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	StringInfoData select;
 	ListCell   *lc;
 	int			i;
-	Oid			save_userid;
-	int			save_sec;
+	MtSavedUser saved;
 	ObjectAddress table;
 	ObjectAddress part;
 
@@ -182,8 +181,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	table_close(view, AccessShareLock);
 
 	/* created with the extension owner's rights in its schema, then given away */
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(mt_extension_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	mt_spi_exec(psprintf("CREATE TABLE %s (%s)", state, cols.data), SPI_OK_UTILITY);
 	mt_spi_exec(psprintf("CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT", state, keys.data),
@@ -195,7 +193,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	mt_spi_exec(psprintf("ALTER VIEW %s OWNER TO %s", derived, quote_identifier(owner)),
 				SPI_OK_UTILITY);
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
 
 	ObjectAddressSet(table, RelationRelationId, relid);
@@ -728,21 +726,10 @@ mt_deltas_apply(MtDeltaSet *set)
 			if (g->values[i] == NULL)
 				col->has_null = true;
 			else
-				col->values = list_append_unique(col->values, makeString(g->values[i]));
+				col->values = lappend(col->values, g->values[i]);
 		}
 		i++;
 		family->columns = lappend(family->columns, col);
-	}
-	/* MtFilterColumn wants char *: unwrap */
-	foreach(lc, family->columns)
-	{
-		MtFilterColumn *col = lfirst(lc);
-		List	   *plain = NIL;
-		ListCell   *lv;
-
-		foreach(lv, col->values)
-			plain = lappend(plain, strVal(lfirst(lv)));
-		col->values = plain;
 	}
 	return list_make1(family);
 }

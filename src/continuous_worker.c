@@ -361,8 +361,12 @@ mt_continuous_worker_tables_changed(List *mts)
 		MemoryContext old = MemoryContextSwitchTo(tables_context);
 		ContTable  *t = palloc0(sizeof(ContTable));
 
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
+		/* the lock keeps a DROP out while the query is analyzed */
+		LockRelationOid(mt->relid, AccessShareLock);
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
+			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
 		{
+			UnlockRelationOid(mt->relid, AccessShareLock);
 			MemoryContextSwitchTo(old);
 			continue;			/* dropped since the list was read */
 		}
@@ -972,7 +976,7 @@ keys_filter(ContTable *t, List *logged)
 				if ((vals)[i] == NULL) \
 					col->has_null = true; \
 				else \
-					col->values = list_append_unique(col->values, makeString((vals)[i])); \
+					col->values = lappend(col->values, (vals)[i]); \
 			} \
 			any = true; \
 		} while (0)
@@ -999,16 +1003,6 @@ keys_filter(ContTable *t, List *logged)
 #undef ADD_VALUES
 		if (!any)
 			continue;
-		foreach(lc, family->columns)
-		{
-			MtFilterColumn *col = lfirst(lc);
-			List	   *plain = NIL;
-			ListCell   *lv;
-
-			foreach(lv, col->values)
-				plain = lappend(plain, strVal(lfirst(lv)));
-			col->values = plain;
-		}
 		families = lappend(families, family);
 	}
 	return families;
@@ -1316,9 +1310,7 @@ has_batch_work(ContTable *t)
 static void
 process_table(ContTable *t, TimestampTz now)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	int			internal_depth = mt_internal_depth;
+	MtSubxact	sub;
 	TableState	st;
 	TimestampTz pending;
 	TimestampTz started = GetCurrentTimestamp();
@@ -1345,8 +1337,7 @@ process_table(ContTable *t, TimestampTz now)
 	if (now < t->retry_after)
 		due = false;			/* it failed a moment ago */
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
+	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
 		/* a manual refresh holding the table makes us wait for the next cycle */
@@ -1360,21 +1351,11 @@ process_table(ContTable *t, TimestampTz now)
 			counts = apply_table(t, &st);
 			applied = true;
 		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
-		mt_internal_depth = internal_depth;
+		ErrorData  *edata = mt_subxact_rollback(&sub);
 
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",

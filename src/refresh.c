@@ -193,6 +193,12 @@ filter_sql(List *filter, const char *alias, TupleDesc desc)
 	return buf.data;
 }
 
+static int
+compare_strings(const ListCell *a, const ListCell *b)
+{
+	return strcmp(lfirst(a), lfirst(b));
+}
+
 /* The filter's parameters: one text[] per column of each family. */
 static int
 filter_params(List *filter, Oid **argtypes, Datum **values, ParamListInfo *params)
@@ -212,12 +218,20 @@ filter_params(List *filter, Oid **argtypes, Datum **values, ParamListInfo *param
 		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
-			Datum	   *elems = palloc(sizeof(Datum) * (list_length(col->values) + 1));
+			List	   *sorted = list_copy(col->values);
+			Datum	   *elems = palloc(sizeof(Datum) * (list_length(sorted) + 1));
 			ListCell   *lv;
+			char	   *prev = NULL;
 			int			k = 0;
 
-			foreach(lv, col->values)
-				elems[k++] = CStringGetTextDatum(lfirst(lv));
+			/* each value once */
+			list_sort(sorted, compare_strings);
+			foreach(lv, sorted)
+			{
+				if (prev == NULL || strcmp(prev, lfirst(lv)) != 0)
+					elems[k++] = CStringGetTextDatum(lfirst(lv));
+				prev = lfirst(lv);
+			}
 			(*argtypes)[i] = TEXTARRAYOID;
 			(*values)[i] = PointerGetDatum(construct_array(elems, k, TEXTOID, -1, false,
 														   TYPALIGN_INT));
@@ -477,10 +491,8 @@ mt_refresh_rows(MtRefreshRequest *req)
 uint64
 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
 	TimestampTz started = GetCurrentTimestamp();
-	int			internal_depth = mt_internal_depth;
+	MtSubxact	sub;
 	MtHistoryRun *run;
 	uint64		rows = 0;
 
@@ -488,8 +500,7 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 						   mt_partition_spec_text(spec), started,
 						   trigger != MT_TRIGGER_CREATE);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
+	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
 		MtRefreshRequest req = {0};
@@ -501,21 +512,11 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 		rows = counts.inserted + counts.deleted;
 		mt_catalog_set_last_refresh(relid, started);
 		mt_history_succeeded(run, rows);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
-		mt_internal_depth = internal_depth;
+		ErrorData  *edata = mt_subxact_rollback(&sub);
 
 		mt_history_failed(run, edata->message);
 		ReThrowError(edata);
