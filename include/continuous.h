@@ -16,8 +16,8 @@ extern void mt_continuous_table_dropped(Oid relid);
 extern void mt_continuous_query_changed(MtTable *mt);
 
 /* worker side */
-extern void mt_continuous_worker_start(List *tables);
-extern void mt_continuous_worker_tables_changed(List *tables);
+extern bool mt_continuous_worker_start(List *tables);
+extern bool mt_continuous_worker_tables_changed(List *tables);
 extern long mt_continuous_worker_cycle(void);
 extern void mt_continuous_worker_stop(bool drop_slot);
 

@@ -212,7 +212,7 @@ load_baseline(ContTable *t)
 			Datum	   *elems;
 			int			n;
 			int			i;
-			MemoryContext old = MemoryContextSwitchTo(tables_context);
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
 
 			t->has_baseline = true;
 			t->base_xmin = DatumGetTransactionId(d);
@@ -333,67 +333,81 @@ interests_of(Relation rel)
 
 /*
  * mt_continuous_worker_tables_changed
- *		The worker read the catalog again: rebuild what it follows.
+ *		The worker read the catalog again: rebuild what it follows.  False,
+ *		with what it followed unchanged, if a table is locked (being dropped
+ *		or altered): waiting for it could deadlock with that DDL, so the
+ *		caller tries again a moment later.
  */
-void
+bool
 mt_continuous_worker_tables_changed(List *mts)
 {
+	MemoryContext context;
+	List	   *new_tables = NIL;
 	ListCell   *lc;
+	bool		busy = false;
 	HASHCTL		ctl;
 
-	if (tables_context == NULL)
-		tables_context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
-											   ALLOCSET_DEFAULT_SIZES);
-	MemoryContextReset(tables_context);
-	tables = NIL;
-	if (mts == NIL)
-	{
-		interests = NULL;
-		return;
-	}
-
+	context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
+									ALLOCSET_DEFAULT_SIZES);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, mts)
 	{
 		MtTable    *mt = lfirst(lc);
-		MemoryContext old = MemoryContextSwitchTo(tables_context);
-		ContTable  *t = palloc0(sizeof(ContTable));
+		MemoryContext old;
+		ContTable  *t;
 
 		/* the lock keeps a DROP out while the query is analyzed */
-		LockRelationOid(mt->relid, AccessShareLock);
+		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
+		{
+			busy = true;
+			break;
+		}
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
 			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
-		{
-			UnlockRelationOid(mt->relid, AccessShareLock);
-			MemoryContextSwitchTo(old);
 			continue;			/* dropped since the list was read */
-		}
+		old = MemoryContextSwitchTo(context);
+		t = palloc0(sizeof(ContTable));
 		t->relid = mt->relid;
 		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
 		t->analysis = mt_analyze_query_view(mt->query_view);
-		tables = lappend(tables, t);
+		new_tables = lappend(new_tables, t);
 		MemoryContextSwitchTo(old);
-		load_baseline(t);
 	}
+	if (!busy)
+		foreach(lc, new_tables)
+			load_baseline(lfirst(lc));
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(TopMemoryContext);
 
+	if (busy)
+	{
+		MemoryContextDelete(context);
+		return false;
+	}
+	if (tables_context)
+		MemoryContextDelete(tables_context);
+	tables_context = context;
+	tables = new_tables;
+	interests = NULL;
+	if (tables == NIL)
+		return true;
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(InterestEntry);
 	ctl.hcxt = tables_context;
 	interests = hash_create("materialized_table interests", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return true;
 }
 
-void
+bool
 mt_continuous_worker_start(List *mts)
 {
 	batch_context = AllocSetContextCreate(TopMemoryContext, "materialized_table batch",
 										  ALLOCSET_DEFAULT_SIZES);
-	mt_continuous_worker_tables_changed(mts);
+	return mt_continuous_worker_tables_changed(mts);
 }
 
 /* ---------------------------------------------------------------------

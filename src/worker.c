@@ -206,7 +206,9 @@ mt_worker_main(Datum arg)
 	generation = mt_worker_generation(dbid);
 	installed = load_tables();
 	last_load = GetCurrentTimestamp();
-	mt_continuous_worker_start(continuous);
+	/* a table locked by DDL: read everything again at the next turn */
+	if (!mt_continuous_worker_start(continuous))
+		last_load = 0;
 
 	for (;;)
 	{
@@ -228,7 +230,8 @@ mt_worker_main(Datum arg)
 			generation = current;
 			installed = load_tables();
 			last_load = GetCurrentTimestamp();
-			mt_continuous_worker_tables_changed(continuous);
+			if (!mt_continuous_worker_tables_changed(continuous))
+				last_load = 0;
 		}
 		if (scheduled == NIL && continuous == NIL)
 			break;
@@ -237,6 +240,8 @@ mt_worker_main(Datum arg)
 		cycle_wait = mt_continuous_worker_cycle();
 		wait = Min(wait, cycle_wait);
 
+		if (last_load == 0)
+			wait = Min(wait, 200);	/* tables to read again soon */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait, 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
