@@ -93,6 +93,9 @@
 #define MAX_BATCH_CHANGES		200000
 #define MAX_LOGGED_KEYS			100000
 
+/* applying waits no longer than this for a lock (see lock_for_apply) */
+#define APPLY_LOCK_TIMEOUT		"100ms"
+
 /* A key value tuple of one family, kept once. */
 typedef struct KeyEntry
 {
@@ -119,6 +122,7 @@ typedef struct RowChange
 typedef struct ContTable
 {
 	Oid			relid;
+	Oid			query_view;
 	MtAnalysis *analysis;
 	int64		freshness;		/* microseconds */
 	bool		synced;			/* taken up: its changes are followed */
@@ -370,6 +374,7 @@ mt_continuous_worker_tables_changed(List *mts)
 		old = MemoryContextSwitchTo(context);
 		t = palloc0(sizeof(ContTable));
 		t->relid = mt->relid;
+		t->query_view = mt->query_view;
 		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
 		t->analysis = mt_analyze_query_view(mt->query_view);
 		new_tables = lappend(new_tables, t);
@@ -1318,6 +1323,27 @@ has_batch_work(ContTable *t)
 }
 
 /*
+ * Take the locks applying needs without waiting: the table's (a manual
+ * refresh holding it makes us wait for the next cycle), its query's and its
+ * sources' (DDL holding one, such as DROP SCHEMA ... CASCADE, would wait
+ * for the table while we wait for the source).  What the planner locks
+ * beyond these is waited for briefly at most (lock_timeout).
+ */
+static bool
+lock_for_apply(ContTable *t)
+{
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE) ||
+		!ConditionalLockRelationOid(t->query_view, AccessShareLock))
+		return false;
+	foreach(lc, t->analysis->uses)
+		if (!ConditionalLockRelationOid(((MtSourceUse *) lfirst(lc))->relid, AccessShareLock))
+			return false;
+	return true;
+}
+
+/*
  * Apply or keep one table's work in a subtransaction; on failure keep the
  * work and record the failure.
  */
@@ -1354,15 +1380,19 @@ process_table(ContTable *t, TimestampTz now)
 	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
-		/* a manual refresh holding the table makes us wait for the next cycle */
-		if (st.suspended || !due || !ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE))
+		if (st.suspended || !due || !lock_for_apply(t))
 			defer_table(t, &st);
 		else
 		{
+			int			nestlevel = NewGUCNestLevel();
+
+			(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("materialized_table: maintaining %s",
 											get_rel_name(t->relid)));
 			counts = apply_table(t, &st);
+			AtEOXact_GUC(true, nestlevel);
 			applied = true;
 		}
 		mt_subxact_commit(&sub);
@@ -1371,6 +1401,13 @@ process_table(ContTable *t, TimestampTz now)
 	{
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		{
+			/* DDL on something the query reads: not a failure, try again soon */
+			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
+			defer_table(t, &st);
+			return;
+		}
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
 						get_rel_name(t->relid), edata->message)));
