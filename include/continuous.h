@@ -16,6 +16,7 @@ extern void mt_continuous_table_dropped(Oid relid);
 extern void mt_continuous_query_changed(MtTable *mt);
 
 /* worker side */
+extern char *mt_continuous_slot_name(Oid dbid);
 extern bool mt_continuous_worker_start(List *tables);
 extern bool mt_continuous_worker_tables_changed(List *tables);
 extern long mt_continuous_worker_cycle(void);

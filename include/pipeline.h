@@ -27,5 +27,6 @@ extern void mt_pipeline_owner_changed(Oid relid);
 extern void mt_pipeline_recheck_schedules(void);
 extern void mt_pipeline_extension_dropped(void);
 extern void mt_pipeline_database_dropped(const char *dbname);
+extern void mt_pipeline_database_gone(Oid dbid);
 
 #endif							/* MT_PIPELINE_H */

@@ -216,3 +216,13 @@ mt_continuous_query_changed(MtTable *mt)
 	start_pipeline(mt);
 	(void) mt_refresh(mt->relid, NIL, MT_TRIGGER_ALTER);
 }
+
+/*
+ * mt_continuous_slot_name
+ *		The name of a database's replication slot and origin.
+ */
+char *
+mt_continuous_slot_name(Oid dbid)
+{
+	return psprintf("materialized_table_%u", dbid);
+}

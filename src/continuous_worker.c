@@ -739,7 +739,7 @@ ensure_decoding(void)
 		return true;
 	if (!plugin_allowed())
 		return false;
-	snprintf(slot_name, sizeof(slot_name), "materialized_table_%u", MyDatabaseId);
+	strlcpy(slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(slot_name));
 
 	if (origin == InvalidRepOriginId)
 	{
@@ -1541,7 +1541,7 @@ mt_continuous_worker_stop(bool drop)
 		ReplicationSlotRelease();
 	if (!drop)
 		return;
-	snprintf(slot_name, sizeof(slot_name), "materialized_table_%u", MyDatabaseId);
+	strlcpy(slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(slot_name));
 	if (SearchNamedReplicationSlot(slot_name, true))
 		ReplicationSlotDrop(slot_name, true);
 	if (origin_session)

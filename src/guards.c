@@ -26,6 +26,7 @@
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
 #include "catalog/pg_class.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "commands/tablecmds.h"
 #include "executor/executor.h"
@@ -400,9 +401,13 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			dropped_db = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
+	{
+		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 		mt_pipeline_database_dropped(((DropdbStmt *) parsetree)->dbname);
+	}
 	else if (mt_internal_depth == 0 && mt_extension_ready())
 	{
 		check_utility(parsetree);
@@ -416,6 +421,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+
+	/* DROP DATABASE took the slot with it, not the (cluster-wide) origin */
+	if (OidIsValid(dropped_db))
+		mt_pipeline_database_gone(dropped_db);
 
 	/* pg_cron's jobs are named after their table and run as its owner */
 	if (schedules_may_change(parsetree) && mt_extension_ready())

@@ -13,6 +13,7 @@
 
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
+#include "replication/origin.h"
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
@@ -163,4 +164,15 @@ mt_pipeline_database_dropped(const char *dbname)
 
 	if (OidIsValid(dbid))
 		mt_stop_database_worker(dbid);
+}
+
+/*
+ * mt_pipeline_database_gone
+ *		After DROP DATABASE: remove the replication origin its CONTINUOUS
+ *		tables used, if any (origins are not per database).
+ */
+void
+mt_pipeline_database_gone(Oid dbid)
+{
+	replorigin_drop_by_name(mt_continuous_slot_name(dbid), true, false);
 }
