@@ -38,3 +38,11 @@ CREATE INDEX change_deltas_relid_idx ON materialized_table_internal.change_delta
 REVOKE ALL ON materialized_table_internal.continuous_state FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.change_keys FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.change_deltas FROM PUBLIC;
+
+-- Every change committed before this time has been applied to its table or
+-- kept for it (continuous_state.pending_since); NULL when the database's
+-- worker has made no pass since the server started.
+CREATE FUNCTION materialized_table_internal.continuous_horizon()
+RETURNS timestamptz
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mt_continuous_horizon_sql';

@@ -23,6 +23,7 @@
 #ifndef MT_LAUNCHER_H
 #define MT_LAUNCHER_H
 
+#include "datatype/timestamp.h"
 #include "storage/latch.h"
 
 extern void mt_launcher_init(void);
@@ -35,5 +36,9 @@ extern void mt_worker_attach(Oid dbid);
 extern void mt_worker_detach(bool finished);
 /* the slot's generation; the worker reads the catalog after calling it */
 extern uint32 mt_worker_generation(Oid dbid);
+
+/* how far the continuous pipeline has come (see mt_worker_set_horizon) */
+extern void mt_worker_set_horizon(TimestampTz horizon);
+extern TimestampTz mt_worker_horizon(Oid dbid);
 
 #endif							/* MT_LAUNCHER_H */

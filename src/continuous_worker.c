@@ -85,6 +85,7 @@
 #include "decoder.h"
 #include "freshness.h"
 #include "history.h"
+#include "launcher.h"
 #include "materialized_table.h"
 #include "refresh.h"
 
@@ -1496,6 +1497,7 @@ long
 mt_continuous_worker_cycle(void)
 {
 	XLogRecPtr	batch_end;
+	TimestampTz horizon;
 	ListCell   *lc;
 	int64		min_freshness = INT64_MAX;
 
@@ -1513,11 +1515,15 @@ mt_continuous_worker_cycle(void)
 	/* the previous batch is committed: the slot may release its WAL */
 	if (confirm_lsn != InvalidXLogRecPtr)
 		LogicalConfirmReceivedLocation(confirm_lsn);
+	/* what committed before this is read in this cycle (unless it is full) */
+	horizon = GetCurrentTimestamp();
 	batch_reset();
 	decode_batch();
 	batch_end = decoding->reader->EndRecPtr;
 	apply_batch(batch_end);
 	confirm_lsn = batch_end;
+	if (!batch_full)
+		mt_worker_set_horizon(horizon);
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	foreach(lc, tables)

@@ -19,6 +19,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -38,6 +39,8 @@
 
 PGDLLEXPORT void mt_launcher_main(Datum arg);
 
+PG_FUNCTION_INFO_V1(mt_continuous_horizon_sql);
+
 #define MT_MAX_DATABASES		64
 #define MT_RESTART_DELAY_MS		5000
 
@@ -50,6 +53,8 @@ typedef struct MtDatabaseSlot
 	Latch	   *latch;			/* its latch */
 	uint32		generation;		/* bumped when the worker must look again */
 	TimestampTz not_before;		/* do not (re)start before this */
+	TimestampTz horizon;		/* changes committed before this are applied
+								 * or kept by the continuous pipeline */
 } MtDatabaseSlot;
 
 typedef struct MtLauncherState
@@ -307,6 +312,57 @@ mt_worker_generation(Oid dbid)
 	LWLockRelease(state->lock);
 	my_generation = generation;
 	return generation;
+}
+
+/*
+ * mt_worker_set_horizon
+ *		The continuous pipeline finished a pass over the WAL that began at
+ *		horizon: every change committed before then is applied, or kept for
+ *		its table (continuous_state.pending_since).  Kept in shared memory,
+ *		not in a table: the worker passes every second or so, and a write
+ *		each time would be WAL of its own to decode.
+ */
+void
+mt_worker_set_horizon(TimestampTz horizon)
+{
+	if (my_slot < 0)
+		return;
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->slots[my_slot].horizon = horizon;
+	LWLockRelease(state->lock);
+}
+
+/* The horizon of dbid's continuous pipeline; 0 if none since server start. */
+TimestampTz
+mt_worker_horizon(Oid dbid)
+{
+	MtDatabaseSlot *slot;
+	TimestampTz horizon = 0;
+
+	if (state == NULL)
+		return 0;
+	LWLockAcquire(state->lock, LW_SHARED);
+	slot = find_slot(dbid, false);
+	if (slot)
+		horizon = slot->horizon;
+	LWLockRelease(state->lock);
+	return horizon;
+}
+
+/*
+ * materialized_table_internal.continuous_horizon()
+ *
+ * mt_worker_horizon() of this database, NULL when unknown; the
+ * materialized_tables view derives current_lag of CONTINUOUS tables from it.
+ */
+Datum
+mt_continuous_horizon_sql(PG_FUNCTION_ARGS)
+{
+	TimestampTz horizon = mt_worker_horizon(MyDatabaseId);
+
+	if (horizon == 0)
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ(horizon);
 }
 
 /* ---------------------------------------------------------------------
