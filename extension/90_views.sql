@@ -1,3 +1,43 @@
+-- How old a table's content may be right now.
+--
+-- FULL: the time since the last successful refresh started (its content is
+-- the query's result as of then).
+--
+-- CONTINUOUS: the age of the oldest change not applied yet, zero when
+-- caught up.  Changes the worker has read but keeps for later (the table is
+-- suspended, not due yet, or failed) are dated by pending_since.  Changes it
+-- has not read yet are dated by its horizon (see continuous_horizon()): they
+-- count once the horizon is older than the worker's usual pace -- it passes
+-- at least every fifth of the shortest freshness, and at least every second
+-- -- so half the freshness, at most 2 seconds.  A table not yet taken up by
+-- the worker (just created or switched, or its replication slot was made
+-- again), or a database whose worker has not passed since the server
+-- started, counts from its last refresh.
+CREATE FUNCTION materialized_table_internal.current_lag(
+    t materialized_table_internal.mt_table,
+    c materialized_table_internal.continuous_state)
+RETURNS TABLE (current_lag interval)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+SELECT CASE
+         WHEN t.refresh_mode = 'FULL' THEN
+           GREATEST(pg_catalog.statement_timestamp() - t.last_refresh_time,
+                               interval '0')
+         ELSE
+           GREATEST(
+             interval '0',
+             CASE WHEN c.relid IS NULL OR NOT c.synced OR h.horizon IS NULL
+                  THEN pg_catalog.statement_timestamp() - t.last_refresh_time END,
+             pg_catalog.statement_timestamp() - c.pending_since,
+             CASE WHEN pg_catalog.statement_timestamp() - h.horizon >
+                       LEAST(interval '2 seconds',
+                                        materialized_table_internal.freshness_interval(
+                                            t.freshness_value, t.freshness_unit) / 2)
+                  THEN pg_catalog.statement_timestamp() - h.horizon END)
+       END
+  FROM (SELECT materialized_table_internal.continuous_horizon() AS horizon) h;
+END;
+
 -- What users query.  Column names here are public interface.
 CREATE VIEW materialized_table.materialized_tables AS
 SELECT t.relid AS table_name,
@@ -19,8 +59,12 @@ SELECT t.relid AS table_name,
        END AS maintenance,
        CASE WHEN t.refresh_mode = 'CONTINUOUS' THEN c.reason
             ELSE 'recomputed on a schedule'
-       END AS maintenance_detail
+       END AS maintenance_detail,
+       l.current_lag,
+       l.current_lag <= materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit)
+           AS freshness_met
   FROM materialized_table_internal.mt_table t
-  LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid;
+  LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid
+  CROSS JOIN LATERAL materialized_table_internal.current_lag(t, c) l;
 
 GRANT SELECT ON materialized_table.materialized_tables TO PUBLIC;
