@@ -33,10 +33,11 @@ extern const char *mt_alter_command(MtStatement *st);
 extern const char *mt_drop_command(MtStatement *st);
 
 /* ALTER ... AS, also reached by CREATE OR ALTER on an existing table */
-extern void mt_alter_query(MtStatement *st, Oid relid, MtQuery *query);
+extern void mt_alter_query(MtStatement *st, Oid relid, MtQuery *query, bool check_lineage);
 
 /* SET FRESHNESS, also reached by CREATE OR ALTER with a new freshness */
-extern void mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness);
+extern void mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness,
+							 bool check_lineage);
 
 /* new WITH options through CREATE OR ALTER */
 extern void mt_set_options(MtStatement *st, Oid relid, List *options);

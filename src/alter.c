@@ -37,6 +37,7 @@
 
 #include "commands.h"
 #include "freshness.h"
+#include "lineage.h"
 #include "materialized_table.h"
 #include "pipeline.h"
 #include "refresh.h"
@@ -235,10 +236,13 @@ check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
  *		Give an MT a new query.  Its result may only append columns to the
  *		old one's; they are added to the table, nullable.  FULL tables use
  *		the new query from their next refresh on; CONTINUOUS tables switch
- *		in this transaction (see mt_pipeline_query_changed).
+ *		in this transaction (see mt_pipeline_query_changed).  The tables it
+ *		now reads must fit its freshness, unless the caller checks that
+ *		itself (check_lineage false: CREATE OR ALTER, which may change the
+ *		freshness too).
  */
 void
-mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
+mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 {
 	MtTable    *mt;
 	Relation	view;
@@ -307,6 +311,9 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
 
 	(void) mt_define_query_view(st, q, relid, InvalidOid, true);
 	check_no_cycle(st, q, relid, mt->query_view);
+	if (check_lineage)
+		mt_lineage_check_freshness(relid, mt->query_view, mt->freshness_value,
+								   mt->freshness_unit, st->source, q->location);
 	for (i = nold; i < list_length(new_cols); i++)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);
@@ -325,8 +332,16 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * mt_set_freshness
+ *		A new freshness, by Realtime Compute's rules (see
+ *		mt_freshness_apply_rules), maybe with a new refresh mode.  The
+ *		catalog, pg_cron's job and the continuous pipeline's registration
+ *		all change in this transaction; the worker takes the change up
+ *		when it commits.  check_lineage as for mt_alter_query.
+ */
 void
-mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness)
+mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness, bool check_lineage)
 {
 	MtTable    *old = mt_catalog_lookup(relid, false);
 	MtTable    *mt = mt_catalog_lookup(relid, false);
@@ -334,6 +349,9 @@ mt_set_freshness(MtStatement *st, Oid relid, MtFreshness *freshness)
 	mt->freshness_value = (int) freshness->value;
 	mt->freshness_unit = freshness->unit;
 	mt_freshness_apply_rules(st->source, old, mt, freshness->location);
+	if (check_lineage)
+		mt_lineage_check_freshness(relid, mt->query_view, mt->freshness_value,
+								   mt->freshness_unit, st->source, freshness->location);
 	mt_catalog_update(mt);
 	mt_pipeline_freshness_changed(old, mt);
 }
@@ -878,10 +896,10 @@ mt_alter_command(MtStatement *st)
 			alter_refresh(st, relid);
 			break;
 		case MT_ALTER_AS:
-			mt_alter_query(st, relid, a->query);
+			mt_alter_query(st, relid, a->query, true);
 			break;
 		case MT_ALTER_SET_FRESHNESS:
-			mt_set_freshness(st, relid, a->freshness);
+			mt_set_freshness(st, relid, a->freshness, true);
 			break;
 		case MT_ALTER_ADD:
 		case MT_ALTER_MODIFY:

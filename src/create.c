@@ -42,6 +42,7 @@
 #include "commands.h"
 #include "date_format.h"
 #include "freshness.h"
+#include "lineage.h"
 #include "materialized_table.h"
 #include "partitions.h"
 #include "pipeline.h"
@@ -783,6 +784,9 @@ create_new(MtStatement *st, Oid nspid)
 
 	/* its query, as a view that is part of the table */
 	mt->query_view = mt_define_query_view(st, c->query, mt->relid, GetUserId(), false);
+	/* the materialized tables it reads must fit its freshness */
+	mt_lineage_check_freshness(mt->relid, mt->query_view, value, unit, st->source,
+							   c->freshness ? c->freshness->location : c->name->location);
 
 	mt->definition_query = c->query->text;
 	mt->refresh_mode = mode;
@@ -1019,6 +1023,7 @@ alter_existing(MtStatement *st, Oid relid)
 	MtCreateStmt *c = st->create;
 	MtTable    *mt;
 	bool		changed = false;
+	bool		lineage_changed = false;
 
 	mt_check_owner(relid);
 	LockRelationOid(relid, ShareUpdateExclusiveLock);
@@ -1044,13 +1049,38 @@ alter_existing(MtStatement *st, Oid relid)
 	if (c->freshness &&
 		(c->freshness->value != mt->freshness_value || c->freshness->unit != mt->freshness_unit))
 	{
-		mt_set_freshness(st, relid, c->freshness);
+		MtTable    *now;
+
+		mt_set_freshness(st, relid, c->freshness, false);
+		now = mt_catalog_lookup(relid, false);
+		/* crossing the threshold switched the mode the statement names */
+		if (c->refresh_mode != MT_MODE_UNSET && now->refresh_mode != c->refresh_mode)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("freshness %s would switch materialized table \"%s\" to %s refresh mode",
+							mt_freshness_text(now->freshness_value, now->freshness_unit),
+							get_rel_name(relid), mt_mode_name(now->refresh_mode)),
+					 errdetail("The statement says REFRESH_MODE = %s, and crossing materialized_table.freshness_threshold (%d seconds) changes the refresh mode.",
+							   mt_mode_name(c->refresh_mode), mt_freshness_threshold),
+					 errhint("Leave REFRESH_MODE out to let the freshness switch the mode, or keep the freshness on the same side of the threshold."),
+					 mt_errposition(st->source, c->freshness->location)));
 		changed = true;
+		lineage_changed = true;
 	}
 	if (strcmp(c->query->text, mt->definition_query) != 0)
 	{
-		mt_alter_query(st, relid, c->query);
+		mt_alter_query(st, relid, c->query, false);
 		changed = true;
+		lineage_changed = true;
+	}
+	/* the freshness rule holds for the new freshness and the new query */
+	if (lineage_changed)
+	{
+		MtTable    *now = mt_catalog_lookup(relid, false);
+
+		mt_lineage_check_freshness(relid, now->query_view, now->freshness_value,
+								   now->freshness_unit, st->source,
+								   c->freshness ? c->freshness->location : c->query->location);
 	}
 	if (c->options && !equal_options(c->options, mt->options))
 	{

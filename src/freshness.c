@@ -71,11 +71,14 @@ in_list(const int *list, int value)
 }
 
 /*
- * mt_freshness_check_full
- *		Can this freshness be a FULL table's cron schedule?
+ * check_full
+ *		Can this freshness be a FULL table's cron schedule?  table names
+ *		the table when it exists already (NULL at CREATE, whose statement
+ *		names it).
  */
-void
-mt_freshness_check_full(int value, MtFreshnessUnit unit, const char *source, int location)
+static void
+check_full(int value, MtFreshnessUnit unit, const char *table, const char *source,
+		   int location)
 {
 	const char *detail = NULL;
 
@@ -97,6 +100,13 @@ mt_freshness_check_full(int value, MtFreshnessUnit unit, const char *source, int
 				detail = "In FULL refresh mode a freshness in days must be 1.";
 			break;
 	}
+	if (detail && table)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("freshness %s of materialized table \"%s\" cannot be expressed as a schedule in FULL refresh mode",
+						mt_freshness_text(value, unit), table),
+				 errdetail("%s", detail),
+				 mt_errposition(source, location)));
 	if (detail)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -104,6 +114,12 @@ mt_freshness_check_full(int value, MtFreshnessUnit unit, const char *source, int
 						mt_freshness_text(value, unit)),
 				 errdetail("%s", detail),
 				 mt_errposition(source, location)));
+}
+
+void
+mt_freshness_check_full(int value, MtFreshnessUnit unit, const char *source, int location)
+{
+	check_full(value, unit, NULL, source, location);
 }
 
 /*
@@ -177,7 +193,9 @@ mt_table_has_primary_key(Oid relid)
  *		switches the refresh mode, which only a table with a primary key
  *		may do (its rows can be matched across the switch); FULL values
  *		must remain cron-expressible.  mt is the table with the new
- *		freshness; its refresh mode is updated here.
+ *		freshness; its refresh mode is updated here.  The rule between a
+ *		table and the tables it reads is the lineage's
+ *		(mt_lineage_check_freshness).
  */
 void
 mt_freshness_apply_rules(const char *source, MtTable *old, MtTable *mt, int location)
@@ -214,5 +232,6 @@ mt_freshness_apply_rules(const char *source, MtTable *old, MtTable *mt, int loca
 		mt->refresh_mode = mode;
 	}
 	if (mt->refresh_mode == MT_MODE_FULL)
-		mt_freshness_check_full(mt->freshness_value, mt->freshness_unit, source, location);
+		check_full(mt->freshness_value, mt->freshness_unit, get_rel_name(mt->relid),
+				   source, location);
 }

@@ -205,8 +205,8 @@ mt_lineage_notice_suspended_upstream(Oid relid)
 			ereport(NOTICE,
 					(errmsg("upstream materialized table \"%s\" of \"%s\" is suspended",
 							get_rel_name(up->relid), get_rel_name(relid)),
-					 errdetail("\"%s\" reads the content \"%s\" had when it was suspended until it is resumed.",
-							   get_rel_name(relid), get_rel_name(up->relid))));
+					 errdetail("Until \"%s\" is resumed, \"%s\" reads the content it had when it was suspended.",
+							   get_rel_name(up->relid), get_rel_name(relid))));
 	}
 }
 
