@@ -112,6 +112,7 @@ alter_suspend(MtStatement *st, Oid relid)
 	mt->status = MT_STATUS_SUSPENDED;
 	mt_catalog_update(mt);
 	mt_pipeline_suspend(mt);
+	mt_lineage_notice_suspended_upstream(relid);
 }
 
 static void
@@ -161,6 +162,7 @@ alter_resume(MtStatement *st, Oid relid)
 	mt->status = MT_STATUS_ACTIVATED;
 	mt_catalog_update(mt);
 	mt_pipeline_resume(mt, st->alter->options);
+	mt_lineage_notice_suspended_upstream(relid);
 }
 
 static void
