@@ -2,10 +2,12 @@
 --
 -- PostgreSQL records what a table's query view reads in pg_depend; plain
 -- views are looked through (a view is not a node of the lineage, what it
--- reads is) and a partition of a materialized table counts as the table.
+-- reads is) and a partition counts as its partitioned table.
 
 -- The relations a query view reads: tables, partitioned tables, foreign
--- tables, materialized views and materialized tables.
+-- tables, materialized views and materialized tables; a partition stands
+-- for the root of its tree.  Reads only PostgreSQL's catalogs, so that it
+-- runs with anyone's rights.
 CREATE FUNCTION materialized_table_internal.relations_read(query_view oid)
 RETURNS SETOF oid
 LANGUAGE sql STABLE STRICT
@@ -27,11 +29,8 @@ WITH RECURSIVE reads(rel) AS (
        AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid <> r.ev_class
 )
 SELECT DISTINCT
-       CASE WHEN c.relispartition THEN
-              COALESCE((SELECT t.relid::pg_catalog.oid
-                          FROM pg_catalog.pg_partition_ancestors(c.oid::pg_catalog.regclass) a
-                          JOIN materialized_table_internal.mt_table t ON t.relid = a.relid),
-                       c.oid)
+       CASE WHEN c.relispartition
+            THEN pg_catalog.pg_partition_root(c.oid::pg_catalog.regclass)::pg_catalog.oid
             ELSE c.oid
        END
   FROM reads
@@ -39,56 +38,46 @@ SELECT DISTINCT
  WHERE c.relkind IN ('r', 'p', 'f', 'm');
 END;
 
--- One row per edge: upstream relation -> downstream materialized table.
-CREATE VIEW materialized_table_internal.lineage_edges AS
-SELECT r.upstream, t.relid::pg_catalog.oid AS downstream
-  FROM materialized_table_internal.mt_table t
- CROSS JOIN LATERAL materialized_table_internal.relations_read(t.query_view::pg_catalog.oid) AS r(upstream)
- WHERE r.upstream <> t.relid::pg_catalog.oid;
-
--- One row per materialized table: what materialized_tables shows, its level
--- in the lineage (1 when it reads no other materialized table, else one more
--- than the deepest it reads) and how its last refresh ended.
-CREATE VIEW materialized_table_internal.lineage_tables AS
+-- What users query: one row per edge, upstream relation -> downstream
+-- materialized table, with both ends' state (the upstream's is NULL when it
+-- is not a materialized table).  A table's level is 1 when it reads no
+-- other materialized table, else one more than the deepest one it reads.
+CREATE VIEW materialized_table.lineage AS
 WITH RECURSIVE edges AS MATERIALIZED (
+    SELECT r.upstream, t.relid::pg_catalog.oid AS downstream
+      FROM materialized_table_internal.mt_table t
+     CROSS JOIN LATERAL materialized_table_internal.relations_read(t.query_view::pg_catalog.oid) AS r(upstream)
+     WHERE r.upstream <> t.relid::pg_catalog.oid
+), table_edges AS (
     SELECT e.upstream, e.downstream
-      FROM materialized_table_internal.lineage_edges e
+      FROM edges e
      WHERE e.upstream IN (SELECT relid::pg_catalog.oid FROM materialized_table_internal.mt_table)
 ), levels(relid, level) AS (
     SELECT t.relid::pg_catalog.oid, 1
       FROM materialized_table_internal.mt_table t
-     WHERE NOT EXISTS (SELECT FROM edges e WHERE e.downstream = t.relid::pg_catalog.oid)
+     WHERE NOT EXISTS (SELECT FROM table_edges e WHERE e.downstream = t.relid::pg_catalog.oid)
     UNION ALL
     SELECT e.downstream, l.level + 1
       FROM levels l
-      JOIN edges e ON e.upstream = l.relid
+      JOIN table_edges e ON e.upstream = l.relid
      WHERE l.level < 64
+), tables AS MATERIALIZED (
+    SELECT m.table_name::pg_catalog.oid AS relid,
+           m.refresh_mode,
+           m.freshness,
+           m.refresh_status,
+           m.last_refresh_time,
+           (SELECT h.status
+              FROM materialized_table.refresh_history h
+             WHERE h.table_name = m.table_name AND h.status IN ('SUCCEEDED', 'FAILED')
+             ORDER BY h.started_at DESC, h.run_id DESC
+             LIMIT 1) AS last_refresh_status,
+           m.current_lag,
+           m.freshness_met,
+           (SELECT pg_catalog.max(l.level) FROM levels l
+             WHERE l.relid = m.table_name::pg_catalog.oid) AS level
+      FROM materialized_table.materialized_tables m
 )
-SELECT m.table_name::pg_catalog.oid AS relid,
-       m.refresh_mode,
-       t.freshness_value,
-       t.freshness_unit,
-       m.freshness,
-       m.refresh_status,
-       m.last_refresh_time,
-       (SELECT h.status
-          FROM materialized_table.refresh_history h
-         WHERE h.table_name = m.table_name AND h.status IN ('SUCCEEDED', 'FAILED')
-         ORDER BY h.started_at DESC, h.run_id DESC
-         LIMIT 1) AS last_refresh_status,
-       m.current_lag,
-       m.freshness_met,
-       (SELECT pg_catalog.max(l.level) FROM levels l
-         WHERE l.relid = m.table_name::pg_catalog.oid) AS level
-  FROM materialized_table.materialized_tables m
-  JOIN materialized_table_internal.mt_table t ON t.relid = m.table_name;
-
-REVOKE ALL ON materialized_table_internal.lineage_edges FROM PUBLIC;
-REVOKE ALL ON materialized_table_internal.lineage_tables FROM PUBLIC;
-
--- What users query: one row per edge, with both ends' state (the upstream's
--- is NULL when it is not a materialized table).
-CREATE VIEW materialized_table.lineage AS
 SELECT e.upstream::pg_catalog.regclass AS upstream,
        CASE WHEN u.relid IS NOT NULL THEN 'MATERIALIZED TABLE'
             WHEN c.relkind = 'f' THEN 'FOREIGN TABLE'
@@ -111,10 +100,10 @@ SELECT e.upstream::pg_catalog.regclass AS upstream,
        d.last_refresh_status AS downstream_last_refresh_status,
        d.current_lag AS downstream_current_lag,
        d.freshness_met AS downstream_freshness_met
-  FROM materialized_table_internal.lineage_edges e
+  FROM edges e
   JOIN pg_catalog.pg_class c ON c.oid = e.upstream
-  JOIN materialized_table_internal.lineage_tables d ON d.relid = e.downstream
-  LEFT JOIN materialized_table_internal.lineage_tables u ON u.relid = e.upstream;
+  JOIN tables d ON d.relid = e.downstream
+  LEFT JOIN tables u ON u.relid = e.upstream;
 
 GRANT SELECT ON materialized_table.lineage TO PUBLIC;
 

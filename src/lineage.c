@@ -5,8 +5,9 @@
  *	  and its picture.
  *
  * See lineage.h for what an edge is.  The edges are computed in SQL from
- * pg_depend (extension/95_lineage.sql); this file asks for them through
- * SPI, with the rights of the extension's owner since they read the
+ * pg_depend (relations_read() in extension/95_lineage.sql, which the view
+ * materialized_table.lineage uses too); this file asks for them through
+ * SPI, with the rights of the extension's owner since they join the
  * private catalog, and turns them into:
  *
  *	  - the freshness rule: a downstream table's freshness is a positive
@@ -33,6 +34,15 @@
 #include "materialized_table.h"
 
 PG_FUNCTION_INFO_V1(mt_lineage_dot);
+
+/* The edges, as the materialized_table.lineage view computes them. */
+#define EDGES_CTE \
+	"WITH edges AS MATERIALIZED (" \
+	"  SELECT r.upstream, t.relid::pg_catalog.oid AS downstream " \
+	"    FROM materialized_table_internal.mt_table t " \
+	"   CROSS JOIN LATERAL materialized_table_internal.relations_read(t.query_view::pg_catalog.oid) " \
+	"         AS r(upstream) " \
+	"   WHERE r.upstream <> t.relid::pg_catalog.oid) "
 
 /* The OIDs a one-column query returns, in its order. */
 static List *
@@ -87,8 +97,8 @@ mt_lineage_downstream_tables(Oid relid)
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 
-	return oid_query("SELECT downstream FROM materialized_table_internal.lineage_edges "
-					 " WHERE upstream = $1 "
+	return oid_query(EDGES_CTE
+					 "SELECT downstream FROM edges WHERE upstream = $1 "
 					 " ORDER BY downstream::pg_catalog.regclass::pg_catalog.text COLLATE \"C\"",
 					 1, types, values);
 }
@@ -104,7 +114,8 @@ mt_lineage_table_edges(void)
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute("SELECT upstream, downstream FROM materialized_table_internal.lineage_edges "
+	if (SPI_execute(EDGES_CTE
+					"SELECT upstream, downstream FROM edges "
 					" WHERE upstream IN (SELECT relid::pg_catalog.oid "
 					"                      FROM materialized_table_internal.mt_table) "
 					" ORDER BY upstream, downstream", true, 0) != SPI_OK_SELECT)
@@ -248,25 +259,32 @@ spi_bool(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
  * search_path or collation.
  */
 static const char *dot_nodes_sql =
-"SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname) AS name, "
+EDGES_CTE
+"SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname), "
 "       CASE c.relkind WHEN 'f' THEN 'foreign table' WHEN 'm' THEN 'materialized view' "
 "                      WHEN 'p' THEN 'partitioned table' ELSE 'table' END, "
-"       l.relid IS NOT NULL, l.refresh_mode, l.freshness_value::pg_catalog.text || ' ' || l.freshness_unit, "
-"       l.refresh_status, pg_catalog.to_char(l.last_refresh_time, 'YYYY-MM-DD HH24:MI:SS TZ'), "
-"       l.last_refresh_status, l.freshness_met "
+"       t.relid IS NOT NULL, t.refresh_mode, "
+"       t.freshness_value::pg_catalog.text || ' ' || t.freshness_unit, t.refresh_status, "
+"       pg_catalog.to_char(t.last_refresh_time, 'YYYY-MM-DD HH24:MI:SS TZ'), "
+"       (SELECT h.status FROM materialized_table.refresh_history h "
+"         WHERE h.table_name = t.relid AND h.status IN ('SUCCEEDED', 'FAILED') "
+"         ORDER BY h.started_at DESC, h.run_id DESC LIMIT 1), "
+"       m.freshness_met "
 "  FROM (SELECT relid::pg_catalog.oid AS oid FROM materialized_table_internal.mt_table "
-"        UNION SELECT upstream FROM materialized_table_internal.lineage_edges) r "
+"        UNION SELECT upstream FROM edges) r "
 "  JOIN pg_catalog.pg_class c ON c.oid = r.oid "
 "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-"  LEFT JOIN materialized_table_internal.lineage_tables l ON l.relid = c.oid "
+"  LEFT JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.oid "
+"  LEFT JOIN materialized_table.materialized_tables m ON m.table_name = t.relid "
 " ORDER BY (pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)) COLLATE \"C\"";
 
 static const char *dot_edges_sql =
+EDGES_CTE
 "SELECT pg_catalog.quote_ident(un.nspname) || '.' || pg_catalog.quote_ident(uc.relname), "
 "       pg_catalog.quote_ident(dn.nspname) || '.' || pg_catalog.quote_ident(dc.relname), "
 "       t.refresh_status = 'SUSPENDED', "
 "       COALESCE(s.status = 'FAILED', false) "
-"  FROM materialized_table_internal.lineage_edges e "
+"  FROM edges e "
 "  JOIN pg_catalog.pg_class uc ON uc.oid = e.upstream "
 "  JOIN pg_catalog.pg_namespace un ON un.oid = uc.relnamespace "
 "  JOIN pg_catalog.pg_class dc ON dc.oid = e.downstream "
