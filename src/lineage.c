@@ -55,7 +55,8 @@ oid_query(const char *sql, int nargs, Oid *types, Datum *values)
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(sql, nargs, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	/* not read-only: see the catalog changes of this transaction so far */
+	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the lineage of materialized tables");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -118,7 +119,7 @@ mt_lineage_table_edges(void)
 					"SELECT upstream, downstream FROM edges "
 					" WHERE upstream IN (SELECT relid::pg_catalog.oid "
 					"                      FROM materialized_table_internal.mt_table) "
-					" ORDER BY upstream, downstream", true, 0) != SPI_OK_SELECT)
+					" ORDER BY upstream, downstream", false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the lineage of materialized tables");
 	for (i = 0; i < SPI_processed; i++)
 	{
