@@ -121,7 +121,7 @@ SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE up SET FRESHNESS = 
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE up SET FRESHNESS = INTERVAL '4' HOUR$$);
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE up SET FRESHNESS = INTERVAL '1' HOUR$$);
 SELECT table_name, freshness FROM materialized_table.materialized_tables
- WHERE table_name IN ('up'::regclass, 'down'::regclass) ORDER BY 1::text;
+ WHERE table_name IN ('up'::regclass, 'down'::regclass) ORDER BY table_name::text;
 -- ... when a new query reads other tables ...
 SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE other FRESHNESS = INTERVAL '3' HOUR AS SELECT 1 AS one$$);
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE down AS
@@ -146,7 +146,7 @@ SELECT materialized_table.execute($$CREATE OR ALTER MATERIALIZED TABLE swap FRES
 SELECT materialized_table.execute($$CREATE OR ALTER MATERIALIZED TABLE swap FRESHNESS = INTERVAL '3' HOUR AS
   SELECT one FROM other$$);
 SELECT upstream, downstream, downstream_freshness FROM materialized_table.lineage
- WHERE downstream = 'swap'::regclass ORDER BY 1::text;
+ WHERE downstream = 'swap'::regclass ORDER BY upstream::text;
 
 -- a refused change in a batch undoes the changes before it
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE keyed SET FRESHNESS = INTERVAL '1' MINUTE;
@@ -164,7 +164,7 @@ SELECT materialized_table.execute('ALTER MATERIALIZED TABLE down RESUME');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE up RESUME');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE down SUSPEND; ALTER MATERIALIZED TABLE down RESUME');
 SELECT table_name, refresh_status FROM materialized_table.materialized_tables
- WHERE table_name IN ('up'::regclass, 'down'::regclass) ORDER BY 1::text;
+ WHERE table_name IN ('up'::regclass, 'down'::regclass) ORDER BY table_name::text;
 
 -- clean up
 RESET search_path;
