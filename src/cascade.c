@@ -45,7 +45,6 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
@@ -336,29 +335,18 @@ next_cascade_id(void)
 static ErrorData *
 refresh_one(CascadeTable *t, List *spec, MtRefreshTrigger trigger)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	int			internal_depth = mt_internal_depth;
+	MtSubxact	sub;
 	ErrorData  *volatile error = NULL;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
+	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
 		t->rows = mt_refresh(t->relid, spec, trigger);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(caller);
-		error = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
-		mt_internal_depth = internal_depth;
+		error = mt_subxact_rollback(&sub);
 	}
 	PG_END_TRY();
 	return error;
