@@ -12,13 +12,16 @@
  *
  * A row whose LIST partition does not exist yet is kept in a tuplestore;
  * when the query is done (and parallel mode is over), mt_writer_finish()
- * creates the missing partitions and inserts those rows.
+ * creates the missing partitions and inserts those rows.  So are all new
+ * rows of a table with a unique index, which are inserted only after the
+ * rows they replace are deleted.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "catalog/pg_index.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "executor/execPartition.h"
@@ -41,6 +44,7 @@
 #include "utils/datum.h"
 #include "storage/itemptr.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "continuous_chain.h"
 #include "partitions.h"
@@ -77,6 +81,7 @@ struct MtWriter
 	int		   *compare;		/* positions in writable[] that are compared */
 	HTAB	   *old_rows;		/* OldRowBucket by hash */
 	MemoryContext old_context;
+	bool		defer;			/* new rows wait until the old ones are gone */
 
 	MtChainFeed *chain;			/* downstream CONTINUOUS tables, or NULL */
 	TupleDesc	chain_desc;
@@ -509,6 +514,29 @@ delete_unmatched(MtWriter *w)
 		table_close(rel, NoLock);
 }
 
+/* Has the table (or, partitioned, its partitions) a unique index? */
+static bool
+has_unique_index(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		result = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (HeapTupleIsValid(tup))
+		{
+			if (((Form_pg_index) GETSTRUCT(tup))->indisunique)
+				result = true;
+			ReleaseSysCache(tup);
+		}
+	}
+	list_free(indexes);
+	return result;
+}
+
 /*
  * mt_writer_begin
  *		Prepare to replace the rows of the table matching where (a WHERE
@@ -568,6 +596,17 @@ mt_writer_begin(Oid relid, MtTable *mt, const char *where, int nargs, Oid *argty
 										   "materialized_table writer row",
 										   ALLOCSET_DEFAULT_SIZES);
 	load_old_rows(w, where, nargs, argtypes, values);
+
+	/*
+	 * Under a unique key (a primary key), the new version of a changed row
+	 * would collide with the old one, which is only deleted once the query
+	 * has run: such rows wait in the tuplestore until then.
+	 */
+	if (w->diff && has_unique_index(rel))
+	{
+		w->defer = true;
+		w->pending = tuplestore_begin_heap(false, false, work_mem);
+	}
 	w->chain_desc = CreateTupleDescCopy(desc);
 	w->chain = mt_chain_begin(mt, w->chain_desc);
 	if (w->chain && !w->diff)
@@ -595,6 +634,9 @@ mt_writer_receiver(MtWriter *w)
 MtWriterCounts
 mt_writer_finish(MtWriter *w)
 {
+	/* rows replaced under a unique key go before their new versions come */
+	if (w->defer)
+		delete_unmatched(w);
 	if (w->pending)
 	{
 		ListCell   *lc;
@@ -619,7 +661,8 @@ mt_writer_finish(MtWriter *w)
 	writer_close_executor(w);
 	if (w->diff)
 	{
-		delete_unmatched(w);
+		if (!w->defer)
+			delete_unmatched(w);
 		MemoryContextDelete(w->old_context);
 	}
 	mt_chain_finish(w->chain);
