@@ -10,7 +10,8 @@
 #   1. pg_regress   sql/*.sql with expected/*.out         (make installcheck)
 #   2. isolation    test/isolation/specs/*.spec            (pg_isolation_regress)
 #   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
-#   4. crash        test/crash/*.sh                        (may kill the server)
+#   4. load         test/load/*.sh                         (scripted, under pgbench)
+#   5. crash        test/crash/*.sh                        (may kill the server)
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
@@ -164,7 +165,34 @@ else
     record pgTAP "none"
 fi
 
-# --- 4. crash tests ------------------------------------------------------------
+# --- 4. load tests -------------------------------------------------------------
+# Scripts that run a write load against the cluster (environment as for the
+# crash tests below); each cleans up after itself.
+nload=0
+load_failed=""
+for t in test/load/*.sh; do
+    [ -e "$t" ] || continue
+    [ "$nload" = 0 ] && say "load tests: test/load/*.sh"
+    nload=$((nload + 1))
+    name=$(basename "$t" .sh)
+    log="$DIR/load_$name.log"
+    if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
+        echo "ok     $name"
+    else
+        echo "FAILED $name"
+        sed 's/^/    /' "$log"
+        load_failed="$load_failed $name"
+    fi
+done
+if [ "$nload" = 0 ]; then
+    record load "none"
+elif [ -n "$load_failed" ]; then
+    record load "FAIL:$load_failed"
+else
+    record load "PASS ($nload scripts)"
+fi
+
+# --- 5. crash tests ------------------------------------------------------------
 # Each script gets the cluster through the environment (PGHOST, PGPORT,
 # PGUSER, PGDATABASE, MT_TEST_DIR, MT_TEST_PORT, PGBIN) and may kill and
 # restart it with scripts/pg_cluster.sh; it must leave it running.
