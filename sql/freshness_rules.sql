@@ -166,6 +166,11 @@ SELECT materialized_table.execute('ALTER MATERIALIZED TABLE down SUSPEND; ALTER 
 SELECT table_name, refresh_status FROM materialized_table.materialized_tables
  WHERE table_name IN ('up'::regclass, 'down'::regclass) ORDER BY table_name::text;
 
+-- a table with a primary key refreshes rows that change but keep their key
+UPDATE src SET v = v * 10;
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE keyed REFRESH');
+SELECT * FROM keyed ORDER BY grp;
+
 -- clean up
 RESET search_path;
 DROP SCHEMA fresh_s CASCADE;
