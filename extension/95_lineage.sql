@@ -10,7 +10,7 @@
 -- runs with anyone's rights.
 CREATE FUNCTION materialized_table_internal.relations_read(query_view oid)
 RETURNS SETOF oid
-LANGUAGE sql STABLE STRICT
+LANGUAGE sql STABLE STRICT ROWS 3
 BEGIN ATOMIC
 WITH RECURSIVE reads(rel) AS (
     SELECT d.refobjid
@@ -61,6 +61,8 @@ WITH RECURSIVE edges AS MATERIALIZED (
       FROM levels l
       JOIN table_edges e ON e.upstream = l.relid
      WHERE l.level < 64
+), depths AS (
+    SELECT l.relid, pg_catalog.max(l.level) AS level FROM levels l GROUP BY l.relid
 ), tables AS MATERIALIZED (
     SELECT m.table_name::pg_catalog.oid AS relid,
            m.refresh_mode,
@@ -74,9 +76,9 @@ WITH RECURSIVE edges AS MATERIALIZED (
              LIMIT 1) AS last_refresh_status,
            m.current_lag,
            m.freshness_met,
-           (SELECT pg_catalog.max(l.level) FROM levels l
-             WHERE l.relid = m.table_name::pg_catalog.oid) AS level
+           l.level
       FROM materialized_table.materialized_tables m
+      LEFT JOIN depths l ON l.relid = m.table_name::pg_catalog.oid
 )
 SELECT e.upstream::pg_catalog.regclass AS upstream,
        CASE WHEN u.relid IS NOT NULL THEN 'MATERIALIZED TABLE'

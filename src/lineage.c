@@ -26,6 +26,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
@@ -44,6 +45,20 @@ PG_FUNCTION_INFO_V1(mt_lineage_dot);
 	"         AS r(upstream) " \
 	"   WHERE r.upstream <> t.relid::pg_catalog.oid) "
 
+/*
+ * The lineage's queries run as the extension's owner (they join the
+ * private catalog), without JIT: their row estimates are guesses (a
+ * recursive walk of pg_depend per table) that can make a few milliseconds
+ * of work look worth a second of compiling.
+ */
+static void
+lineage_query_begin(MtSavedUser *saved)
+{
+	mt_as_extension_owner_begin(saved);
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
 /* The OIDs a one-column query returns, in its order. */
 static List *
 oid_query(const char *sql, int nargs, Oid *types, Datum *values)
@@ -53,7 +68,7 @@ oid_query(const char *sql, int nargs, Oid *types, Datum *values)
 	List	   *result = NIL;
 	uint64		i;
 
-	mt_as_extension_owner_begin(&saved);
+	lineage_query_begin(&saved);
 	SPI_connect();
 	/* not read-only: see the catalog changes of this transaction so far */
 	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != SPI_OK_SELECT)
@@ -113,7 +128,7 @@ mt_lineage_table_edges(void)
 	List	   *result = NIL;
 	uint64		i;
 
-	mt_as_extension_owner_begin(&saved);
+	lineage_query_begin(&saved);
 	SPI_connect();
 	if (SPI_execute(EDGES_CTE
 					"SELECT upstream, downstream FROM edges "
@@ -382,7 +397,7 @@ mt_lineage_dot(PG_FUNCTION_ARGS)
 						   "\tnode [fontname=\"Helvetica\", fontsize=10];\n"
 						   "\tedge [color=\"#555555\"];\n");
 
-	mt_as_extension_owner_begin(&saved);
+	lineage_query_begin(&saved);
 	SPI_connect();
 	if (SPI_execute(dot_nodes_sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the lineage of materialized tables");
