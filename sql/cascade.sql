@@ -143,7 +143,7 @@ SELECT * FROM materialized_table.refresh('src');
 SELECT * FROM materialized_table.refresh(NULL);
 
 -- only the owner of every table of the cascade may run it
-CREATE ROLE regress_mt_cascade_owner;
+CREATE ROLE regress_mt_cascade_owner LOGIN;
 GRANT USAGE ON SCHEMA cascade_s TO regress_mt_cascade_owner;
 GRANT SELECT ON src TO regress_mt_cascade_owner;
 ALTER TABLE top OWNER TO regress_mt_cascade_owner;
