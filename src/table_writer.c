@@ -600,9 +600,10 @@ mt_writer_begin(Oid relid, MtTable *mt, const char *where, int nargs, Oid *argty
 	/*
 	 * Under a unique key (a primary key), the new version of a changed row
 	 * would collide with the old one, which is only deleted once the query
-	 * has run: such rows wait in the tuplestore until then.
+	 * has run: such rows wait in the tuplestore until then (when there are
+	 * old rows at all).
 	 */
-	if (w->diff && has_unique_index(rel))
+	if (w->diff && hash_get_num_entries(w->old_rows) > 0 && has_unique_index(rel))
 	{
 		w->defer = true;
 		w->pending = tuplestore_begin_heap(false, false, work_mem);
