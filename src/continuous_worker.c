@@ -94,8 +94,9 @@
 #define MAX_BATCH_CHANGES		200000
 #define MAX_LOGGED_KEYS			100000
 
-/* applying waits no longer than this for a lock (see lock_for_apply) */
+/* the worker waits no longer than this for a lock (see set_lock_timeout) */
 #define APPLY_LOCK_TIMEOUT		"100ms"
+#define APPLY_DEADLOCK_TIMEOUT	"10ms"
 
 /* A key value tuple of one family, kept once. */
 typedef struct KeyEntry
@@ -124,6 +125,8 @@ typedef struct ContTable
 {
 	Oid			relid;
 	Oid			query_view;
+	List	   *reads;			/* OIDs of the relations applying reads */
+	List	   *writes;			/* OIDs of the table and its partitions */
 	MtAnalysis *analysis;
 	int64		freshness;		/* microseconds */
 	bool		synced;			/* taken up: its changes are followed */
@@ -183,6 +186,9 @@ static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, Inval
 static int64 batch_changes = 0;
 static bool batch_full = false;
 static List *batch_xids = NIL;
+static bool batch_pending = false;	/* decoded, not applied yet */
+static XLogRecPtr pending_end = InvalidXLogRecPtr;	/* where its decoding stopped */
+static TimestampTz batch_horizon = 0;	/* commits before this are in it */
 
 /* ---------------------------------------------------------------------
  * Tables and interests
@@ -337,6 +343,108 @@ interests_of(Relation rel)
 }
 
 /*
+ * The worker's transactions wait for a lock no longer than this: DDL (DROP
+ * SCHEMA ... CASCADE, say) holding one while it waits for a lock the worker
+ * took would otherwise deadlock with it, and the deadlock detector might
+ * pick the DDL.  The worker gives up first and tries again shortly.
+ */
+static void
+set_lock_timeout(void)
+{
+	(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	/* and a deadlock is found by the worker, which then gives up, first */
+	(void) set_config_option("deadlock_timeout", APPLY_DEADLOCK_TIMEOUT, PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/* Did the worker give way to a lock holder (timeout or deadlock)? */
+static bool
+gave_way(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED;
+}
+
+/* In a PG_CATCH: abort the transaction after giving way, rethrow others. */
+static void
+catch_lock_timeout(MemoryContext caller)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(caller);
+	edata = CopyErrorData();
+	if (!gave_way(edata))
+		PG_RE_THROW();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	MemoryContextSwitchTo(caller);
+	ereport(DEBUG1,
+			(errmsg("materialized_table worker gives way to a lock holder: %s", edata->message)));
+}
+
+/*
+ * The relations a query view reads: through the views it reads, down to
+ * the partitions of the tables, in OID order.
+ */
+static List *
+relations_read(Oid query_view)
+{
+	return mt_spi_oids("WITH RECURSIVE reads(relid) AS ("
+					   "  SELECT $1 "
+					   "  UNION "
+					   "  SELECT d.refobjid FROM pg_catalog.pg_rewrite r "
+					   "    JOIN reads ON r.ev_class = reads.relid "
+					   "    JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+					   "         AND d.objid = r.oid "
+					   "         AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+					   "   WHERE d.refobjid <> reads.relid) "
+					   "SELECT relid FROM reads "
+					   "UNION "
+					   "SELECT p.relid FROM reads, "
+					   "  LATERAL pg_catalog.pg_partition_tree(reads.relid::pg_catalog.regclass) p "
+					   "ORDER BY 1", query_view);
+}
+
+/*
+ * The tables to follow, analyzed, into context; false if one is locked.
+ * What the analysis locks beyond them is waited for briefly at most.
+ */
+static bool
+read_tables(List *mts, MemoryContext context, List **result)
+{
+	ListCell   *lc;
+
+	*result = NIL;
+	foreach(lc, mts)
+	{
+		MtTable    *mt = lfirst(lc);
+		MemoryContext old;
+		ContTable  *t;
+
+		/* the lock keeps a DROP out while the query is analyzed */
+		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
+			return false;
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
+			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
+			continue;			/* dropped since the list was read */
+		old = MemoryContextSwitchTo(context);
+		t = palloc0(sizeof(ContTable));
+		t->relid = mt->relid;
+		t->query_view = mt->query_view;
+		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+		t->analysis = mt_analyze_query_view(mt->query_view);
+		t->reads = relations_read(mt->query_view);
+		t->writes = mt_leaf_relations(mt->relid);
+		*result = lappend(*result, t);
+		MemoryContextSwitchTo(old);
+	}
+	foreach(lc, *result)
+		load_baseline(lfirst(lc));
+	return true;
+}
+
+/*
  * mt_continuous_worker_tables_changed
  *		The worker read the catalog again: rebuild what it follows.  False,
  *		with what it followed unchanged, if a table is locked (being dropped
@@ -348,44 +456,30 @@ mt_continuous_worker_tables_changed(List *mts)
 {
 	MemoryContext context;
 	List	   *new_tables = NIL;
-	ListCell   *lc;
-	bool		busy = false;
+	volatile bool busy = false;
 	HASHCTL		ctl;
 
+	/* the batch waiting to be applied refers to the tables as they are */
+	if (batch_pending)
+		return false;
 	context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
 									ALLOCSET_DEFAULT_SIZES);
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	foreach(lc, mts)
+	PG_TRY();
 	{
-		MtTable    *mt = lfirst(lc);
-		MemoryContext old;
-		ContTable  *t;
-
-		/* the lock keeps a DROP out while the query is analyzed */
-		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
-		{
-			busy = true;
-			break;
-		}
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
-			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
-			continue;			/* dropped since the list was read */
-		old = MemoryContextSwitchTo(context);
-		t = palloc0(sizeof(ContTable));
-		t->relid = mt->relid;
-		t->query_view = mt->query_view;
-		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-		t->analysis = mt_analyze_query_view(mt->query_view);
-		new_tables = lappend(new_tables, t);
-		MemoryContextSwitchTo(old);
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		set_lock_timeout();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		busy = !read_tables(mts, context, &new_tables);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
 	}
-	if (!busy)
-		foreach(lc, new_tables)
-			load_baseline(lfirst(lc));
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	PG_CATCH();
+	{
+		catch_lock_timeout(context);
+		busy = true;
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(TopMemoryContext);
 
 	if (busy)
@@ -814,6 +908,7 @@ close_decoding(void)
 	}
 	decoding = NULL;
 	confirm_lsn = InvalidXLogRecPtr;
+	batch_pending = false;		/* decoded again from the origin's position */
 }
 
 /*
@@ -837,7 +932,6 @@ acquire_slot(void)
 	ReplicationSlotAcquire(slot_name, true);
 	return true;
 }
-
 
 /* Read the WAL flushed so far (or until the batch is full). */
 static void
@@ -1325,21 +1419,24 @@ has_batch_work(ContTable *t)
 
 /*
  * Take the locks applying needs without waiting: the table's (a manual
- * refresh holding it makes us wait for the next cycle), its query's and its
- * sources' (DDL holding one, such as DROP SCHEMA ... CASCADE, would wait
- * for the table while we wait for the source).  What the planner locks
- * beyond these is waited for briefly at most (lock_timeout).
+ * refresh holding it makes us wait for the next cycle), its partitions',
+ * and those of what its query reads (DDL holding one, such as DROP SCHEMA
+ * ... CASCADE, would wait for the table while we wait for the source).
+ * What else is locked on the way is waited for briefly (set_lock_timeout).
  */
 static bool
 lock_for_apply(ContTable *t)
 {
 	ListCell   *lc;
 
-	if (!ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE) ||
-		!ConditionalLockRelationOid(t->query_view, AccessShareLock))
+	if (!ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE))
 		return false;
-	foreach(lc, t->analysis->uses)
-		if (!ConditionalLockRelationOid(((MtSourceUse *) lfirst(lc))->relid, AccessShareLock))
+	foreach(lc, t->writes)
+		if (lfirst_oid(lc) != t->relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock))
+			return false;
+	foreach(lc, t->reads)
+		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
 			return false;
 	return true;
 }
@@ -1385,15 +1482,10 @@ process_table(ContTable *t, TimestampTz now)
 			defer_table(t, &st);
 		else
 		{
-			int			nestlevel = NewGUCNestLevel();
-
-			(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
-									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("materialized_table: maintaining %s",
 											get_rel_name(t->relid)));
 			counts = apply_table(t, &st);
-			AtEOXact_GUC(true, nestlevel);
 			applied = true;
 		}
 		mt_subxact_commit(&sub);
@@ -1402,7 +1494,7 @@ process_table(ContTable *t, TimestampTz now)
 	{
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
-		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		if (gave_way(edata))
 		{
 			/* DDL on something the query reads: not a failure, try again soon */
 			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
@@ -1444,6 +1536,7 @@ apply_batch(XLogRecPtr batch_end)
 	wait_for_visibility();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	set_lock_timeout();			/* a timeout postpones the whole batch */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, tables)
 		process_table(lfirst(lc), now);
@@ -1489,6 +1582,29 @@ apply_batch(XLogRecPtr batch_end)
 }
 
 /*
+ * Apply the batch, unless a lock could not be had in time: then nothing of
+ * it is committed, and the same batch is applied at the next cycle.
+ */
+static bool
+try_apply_batch(XLogRecPtr batch_end)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	volatile bool done = true;
+
+	PG_TRY();
+	{
+		apply_batch(batch_end);
+	}
+	PG_CATCH();
+	{
+		catch_lock_timeout(caller);
+		done = false;
+	}
+	PG_END_TRY();
+	return done;
+}
+
+/*
  * mt_continuous_worker_cycle
  *		Decode, apply, confirm.  Returns how long to wait (ms) before the
  *		next cycle.
@@ -1496,8 +1612,6 @@ apply_batch(XLogRecPtr batch_end)
 long
 mt_continuous_worker_cycle(void)
 {
-	XLogRecPtr	batch_end;
-	TimestampTz horizon;
 	ListCell   *lc;
 	int64		min_freshness = INT64_MAX;
 
@@ -1510,20 +1624,26 @@ mt_continuous_worker_cycle(void)
 	if (!ensure_decoding())
 		return 5000;
 
-	if (!acquire_slot())
-		return 0;				/* gone meanwhile: start over at once */
-	/* the previous batch is committed: the slot may release its WAL */
-	if (confirm_lsn != InvalidXLogRecPtr)
-		LogicalConfirmReceivedLocation(confirm_lsn);
-	/* what committed before this is read in this cycle (unless it is full) */
-	horizon = GetCurrentTimestamp();
-	batch_reset();
-	decode_batch();
-	batch_end = decoding->reader->EndRecPtr;
-	apply_batch(batch_end);
-	confirm_lsn = batch_end;
+	if (!batch_pending)
+	{
+		if (!acquire_slot())
+			return 0;			/* gone meanwhile: start over at once */
+		/* the previous batch is committed: the slot may release its WAL */
+		if (confirm_lsn != InvalidXLogRecPtr)
+			LogicalConfirmReceivedLocation(confirm_lsn);
+		/* what committed before this is read in this cycle (unless it is full) */
+		batch_horizon = GetCurrentTimestamp();
+		batch_reset();
+		decode_batch();
+		pending_end = decoding->reader->EndRecPtr;
+		batch_pending = true;
+	}
+	if (!try_apply_batch(pending_end))
+		return 200;				/* DDL holds something: again shortly */
+	batch_pending = false;
+	confirm_lsn = pending_end;
 	if (!batch_full)
-		mt_worker_set_horizon(horizon);
+		mt_worker_set_horizon(batch_horizon);
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	foreach(lc, tables)
