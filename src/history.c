@@ -297,8 +297,6 @@ next_run_id(void)
 	MtSavedUser saved;
 	int64		id;
 	bool		isnull;
-	Oid			save_userid;
-	int			save_sec;
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
