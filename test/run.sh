@@ -10,7 +10,8 @@
 #   1. pg_regress   sql/*.sql with expected/*.out         (make installcheck)
 #   2. isolation    test/isolation/specs/*.spec            (pg_isolation_regress)
 #   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
-#   4. crash        test/crash/*.sh                        (may kill the server)
+#   4. crash        test/crash/*.sh                        (may kill the server;
+#                   continuous_load.sh is the same load without crashes)
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
