@@ -37,7 +37,8 @@ extern const char *mt_trigger_name(MtRefreshTrigger trigger);
 /*
  * Which rows a refresh replaces: those matching any family; a family
  * matches when each of its columns holds one of the column's values (text,
- * cast to the column's type) or, with has_null, is NULL.  No family: all
+ * read by the input function of the column's type) or, with has_null, is
+ * NULL.  No family: all
  * rows.  A partition spec is one family of single values; the continuous
  * pipeline's changed keys are one family per source.
  */

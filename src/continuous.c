@@ -151,11 +151,24 @@ state_insert(Oid relid, MtAnalysis *a)
 							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
 							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	/* work kept for a dropped table that had this OID is not ours */
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 }
 
-/* Forget the pipeline's rows of a table (state, kept keys and adjustments). */
+/*
+ * Forget the pipeline's rows of a table (state, kept keys and adjustments).
+ *
+ * A worker cycle that was keeping work for the table as it was being
+ * dropped may commit its rows after ours, where this DELETE could not see
+ * them; such rows of tables no longer followed are removed here too, at
+ * the next DROP (and a new table whose OID they carry ignores them).
+ */
 static void
 state_delete(Oid relid)
 {
@@ -167,9 +180,15 @@ state_delete(Oid relid)
 	SPI_connect();
 	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys k "
+							  "WHERE k.relid = $1 OR k.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_keys "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
 							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas d "
+							  "WHERE d.relid = $1 OR d.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_deltas "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not forget the continuous pipeline of a table");
 	SPI_finish();

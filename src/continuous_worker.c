@@ -874,12 +874,24 @@ ensure_decoding(void)
 	ReplicationSlotAcquire(slot_name, true);
 	confirm_lsn = InvalidXLogRecPtr;
 	start = replorigin_session_get_progress(false);
-	old = MemoryContextSwitchTo(TopMemoryContext);
+
+	/*
+	 * Created outside a transaction, the context would mark this process as
+	 * one whose xmin the horizons ignore (as fits a walsender): the
+	 * snapshots of our own transactions would then no longer keep the row
+	 * versions they see from being pruned, and our updates would break HOT
+	 * chains.
+	 */
+	old = CurrentMemoryContext;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	MemoryContextSwitchTo(TopMemoryContext);
 	decoding = CreateDecodingContext(start, NIL, false,
 									 XL_ROUTINE(.page_read = read_local_xlog_page,
 												.segment_open = wal_segment_open,
 												.segment_close = wal_segment_close),
 									 noop_prepare_write, noop_write, NULL);
+	CommitTransactionCommand();
 	MemoryContextSwitchTo(old);
 	XLogBeginRead(decoding->reader, MyReplicationSlot->data.restart_lsn);
 	ReplicationSlotRelease();

@@ -149,13 +149,14 @@ find_attribute(TupleDesc desc, const char *name)
 }
 
 /*
- * " WHERE ..." for the filter, with the column types of desc: each column
- * of each family is one text[] parameter, cast to the column's array type,
- * so that the planner can push the condition into the query view and use
- * indexes (= ANY) and partition pruning.
+ * " WHERE ..." for the filter: each column of each family is one array
+ * parameter (see filter_params), "column = ANY ($n)", so that the planner
+ * can push the condition into the query view and use indexes and partition
+ * pruning.  ptypes are the parameters' types: where one is not the array
+ * type of the column in desc, the parameter is cast to it.
  */
 static char *
-filter_sql(List *filter, const char *alias, TupleDesc desc)
+filter_sql(List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
 {
 	StringInfoData buf;
 	ListCell   *lf;
@@ -175,18 +176,20 @@ filter_sql(List *filter, const char *alias, TupleDesc desc)
 			char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 									   quote_identifier(col->name));
 
-			param++;
 			if (lc != list_head(family->columns))
 				appendStringInfoString(&buf, " AND ");
 			appendStringInfoChar(&buf, '(');
-			if (col->values != NIL)
-				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, param,
-								 format_type_with_typemod(att->atttypid, att->atttypmod));
+			if (col->values == NIL)
+				appendStringInfo(&buf, "$%d IS NULL", param + 1);
+			else if (ptypes[param] == get_array_type(att->atttypid))
+				appendStringInfo(&buf, "%s = ANY ($%d)", ref, param + 1);
 			else
-				appendStringInfo(&buf, "$%d IS NULL", param);
+				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, param + 1,
+								 format_type_with_typemod(att->atttypid, att->atttypmod));
 			if (col->has_null)
 				appendStringInfo(&buf, " OR %s IS NULL", ref);
 			appendStringInfoChar(&buf, ')');
+			param++;
 		}
 		appendStringInfoChar(&buf, ')');
 	}
@@ -199,9 +202,17 @@ compare_strings(const ListCell *a, const ListCell *b)
 	return strcmp(lfirst(a), lfirst(b));
 }
 
-/* The filter's parameters: one text[] per column of each family. */
+/*
+ * The filter's parameters: one array per column of each family, of the
+ * column's type in desc (text[] for a type without an array type), its
+ * elements read once here by the type's input function.  Casting a text[]
+ * parameter in the statement instead costs the cast for every row the
+ * statement reads when the input function is not immutable (date and
+ * timestamps): the planner cannot fold it.
+ */
 static int
-filter_params(List *filter, Oid **argtypes, Datum **values, ParamListInfo *params)
+filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
+			  ParamListInfo *params)
 {
 	int			n = 0;
 	ListCell   *lf;
@@ -218,27 +229,57 @@ filter_params(List *filter, Oid **argtypes, Datum **values, ParamListInfo *param
 		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
+			Form_pg_attribute att = find_attribute(desc, col->name);
+			Oid			elemtype = att->atttypid;
+			Oid			arraytype = get_array_type(elemtype);
 			List	   *sorted = list_copy(col->values);
+			List	   *distinct = NIL;
 			Datum	   *elems = palloc(sizeof(Datum) * (list_length(sorted) + 1));
 			ListCell   *lv;
 			char	   *prev = NULL;
 			int			k = 0;
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
 
 			/* each value once */
 			list_sort(sorted, compare_strings);
 			foreach(lv, sorted)
 			{
 				if (prev == NULL || strcmp(prev, lfirst(lv)) != 0)
-					elems[k++] = CStringGetTextDatum(lfirst(lv));
+					distinct = lappend(distinct, lfirst(lv));
 				prev = lfirst(lv);
 			}
-			(*argtypes)[i] = TEXTARRAYOID;
-			(*values)[i] = PointerGetDatum(construct_array(elems, k, TEXTOID, -1, false,
-														   TYPALIGN_INT));
+			if (!OidIsValid(arraytype))
+			{
+				elemtype = TEXTOID;
+				arraytype = TEXTARRAYOID;
+			}
+			get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+			if (elemtype == TEXTOID)
+			{
+				foreach(lv, distinct)
+					elems[k++] = CStringGetTextDatum(lfirst(lv));
+			}
+			else
+			{
+				Oid			typinput;
+				Oid			typioparam;
+				FmgrInfo	finfo;
+
+				getTypeInputInfo(elemtype, &typinput, &typioparam);
+				fmgr_info(typinput, &finfo);
+				/* no typmod: a value too long for the column matches no row */
+				foreach(lv, distinct)
+					elems[k++] = InputFunctionCall(&finfo, lfirst(lv), typioparam, -1);
+			}
+			(*argtypes)[i] = arraytype;
+			(*values)[i] = PointerGetDatum(construct_array(elems, k, elemtype, typlen,
+														   typbyval, typalign));
 			(*params)->params[i].value = (*values)[i];
 			(*params)->params[i].isnull = false;
 			(*params)->params[i].pflags = PARAM_FLAG_CONST;
-			(*params)->params[i].ptype = TEXTARRAYOID;
+			(*params)->params[i].ptype = arraytype;
 			i++;
 		}
 	}
@@ -273,7 +314,7 @@ mt_filter_from_spec(List *spec)
  * metadata columns.
  */
 static char *
-select_sql(Relation rel, MtTable *mt, Relation view, List *filter)
+select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleDesc	vdesc = RelationGetDescr(view);
@@ -323,7 +364,7 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter)
 	appendStringInfo(&buf, " FROM %s v%s",
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
 												RelationGetRelationName(view)),
-					 filter_sql(filter, "v", vdesc));
+					 filter_sql(filter, "v", vdesc, ptypes));
 	return buf.data;
 }
 
@@ -420,9 +461,10 @@ mt_refresh_rows(MtRefreshRequest *req)
 	view = table_open(OidIsValid(req->source_view) ? req->source_view : mt->query_view,
 					  AccessShareLock);
 	owner = rel->rd_rel->relowner;
-	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel));
+	nparams = filter_params(req->filter, RelationGetDescr(rel), &argtypes, &values, &params);
+	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
-	select_query = select_sql(rel, mt, view, req->filter);
+	select_query = select_sql(rel, mt, view, req->filter, argtypes);
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
@@ -431,7 +473,6 @@ mt_refresh_rows(MtRefreshRequest *req)
 
 	/* rows are written while the query may run in parallel mode */
 	(void) GetCurrentTransactionId();
-	nparams = filter_params(req->filter, &argtypes, &values, &params);
 
 	SPI_connect();
 

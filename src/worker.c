@@ -184,13 +184,77 @@ run_due_schedules(void)
 	return wait;
 }
 
+/* the worker's loop state */
+static uint32 loop_generation = 0;
+static TimestampTz loop_last_load = 0;
+static bool loop_installed = true;
+
+/*
+ * worker_turn
+ *		One turn of the loop: read the catalog if asked (or every few
+ *		seconds), run what is due.  Returns how long to sleep (ms), or -1
+ *		when this database has nothing left for the worker.
+ */
+static long
+worker_turn(Oid dbid)
+{
+	uint32		current;
+	long		wait;
+	long		cycle_wait;
+
+	/* the generation first: a request made while reading is not missed */
+	current = mt_worker_generation(dbid);
+	if (loop_last_load == 0 || current != loop_generation ||
+		TimestampDifferenceExceeds(loop_last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
+	{
+		loop_generation = current;
+		loop_installed = load_tables();
+		loop_last_load = GetCurrentTimestamp();
+		/* a table locked by DDL: read everything again at the next turn */
+		if (!mt_continuous_worker_tables_changed(continuous))
+			loop_last_load = 0;
+	}
+	if (scheduled == NIL && continuous == NIL)
+		return -1;
+
+	wait = run_due_schedules();
+	cycle_wait = mt_continuous_worker_cycle();
+	wait = Min(wait, cycle_wait);
+	if (loop_last_load == 0)
+		wait = Min(wait, 200);	/* tables to read again soon */
+	return wait;
+}
+
+/*
+ * extension_dropped_meanwhile
+ *		After an error: was it that the extension went away under us?
+ *
+ * DROP EXTENSION wakes the worker as it commits, before its catalog
+ * changes reach the worker's caches, and a cycle may be waiting for one of
+ * the tables it drops: either way the worker then reads a catalog that is
+ * no longer there.  That is no failure, just the end of the work here.
+ * Any other error ends the worker as it would have (the launcher starts it
+ * again after a pause).
+ */
+static bool
+extension_dropped_meanwhile(void)
+{
+	bool		gone;
+
+	AbortOutOfAnyTransaction();
+	MemoryContextSwitchTo(worker_context);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	gone = !mt_extension_ready();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(worker_context);
+	return gone;
+}
+
 void
 mt_worker_main(Datum arg)
 {
 	Oid			dbid = DatumGetObjectId(arg);
-	uint32		generation = 0;
-	TimestampTz last_load = 0;
-	bool		installed;
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -202,19 +266,11 @@ mt_worker_main(Datum arg)
 	worker_context = AllocSetContextCreate(TopMemoryContext, "materialized_table worker",
 										   ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(worker_context);
-	/* the generation first: a request made while reading is not missed */
-	generation = mt_worker_generation(dbid);
-	installed = load_tables();
-	last_load = GetCurrentTimestamp();
-	/* a table locked by DDL: read everything again at the next turn */
-	if (!mt_continuous_worker_start(continuous))
-		last_load = 0;
+	(void) mt_continuous_worker_start(NIL);
 
 	for (;;)
 	{
-		long		wait;
-		long		cycle_wait;
-		uint32		current;
+		long		wait = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -223,32 +279,37 @@ mt_worker_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		current = mt_worker_generation(dbid);
-		if (current != generation ||
-			TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
+		PG_TRY();
 		{
-			generation = current;
-			installed = load_tables();
-			last_load = GetCurrentTimestamp();
-			if (!mt_continuous_worker_tables_changed(continuous))
-				last_load = 0;
+			wait = worker_turn(dbid);
 		}
-		if (scheduled == NIL && continuous == NIL)
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(worker_context);
+			edata = CopyErrorData();
+			FlushErrorState();
+			if (!extension_dropped_meanwhile())
+				ReThrowError(edata);
+			ereport(LOG,
+					(errmsg("materialized_table worker stops: the extension was dropped"),
+					 errdetail("The worker was interrupted by: %s", edata->message)));
+			loop_installed = false;
+			continuous = NIL;
+			wait = -1;
+		}
+		PG_END_TRY();
+		if (wait < 0)
 			break;
 
-		wait = run_due_schedules();
-		cycle_wait = mt_continuous_worker_cycle();
-		wait = Min(wait, cycle_wait);
-
-		if (last_load == 0)
-			wait = Min(wait, 200);	/* tables to read again soon */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait, 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 
 	/* nothing left to do here: leave no slot or origin behind */
-	mt_continuous_worker_stop(!installed || continuous == NIL);
+	mt_continuous_worker_stop(!loop_installed || continuous == NIL);
 	mt_worker_detach(true);
 	proc_exit(0);
 }

@@ -6,33 +6,14 @@
 -- (DROP EXTENSION ... CASCADE would take them along).  Not wrapped in a
 -- transaction; the file cleans up after itself.
 SET client_min_messages = warning;
-CREATE SCHEMA tap_de;
+\set schema tap_de
+\ir ../lib/tap_helpers.sql
 CREATE TABLE tap_de.src (id int PRIMARY KEY, v int);
 INSERT INTO tap_de.src VALUES (1, 10);
 CREATE TABLE tap_de.control (seconds float);
 INSERT INTO tap_de.control VALUES (0);
 CREATE FUNCTION tap_de.nap() RETURNS int LANGUAGE sql VOLATILE
 AS $$ SELECT 1 FROM pg_sleep((SELECT seconds FROM tap_de.control)) $$;
-CREATE FUNCTION tap_de.wait_for(query text, timeout float) RETURNS float
-LANGUAGE plpgsql AS $$
-DECLARE
-    start timestamptz := clock_timestamp();
-    done boolean;
-BEGIN
-    LOOP
-        EXECUTE query INTO done;
-        IF done THEN
-            RETURN round(extract(epoch FROM clock_timestamp() - start)::numeric, 1);
-        END IF;
-        IF clock_timestamp() - start > timeout * interval '1 second' THEN
-            RETURN NULL;
-        END IF;
-        -- pg_stat_activity is read once per transaction unless told
-        PERFORM pg_stat_clear_snapshot();
-        PERFORM pg_sleep(0.1);
-    END LOOP;
-END
-$$;
 CREATE TEMP TABLE others AS
 SELECT count(*) AS n FROM materialized_table.materialized_tables;
 

@@ -7,34 +7,11 @@
 -- other database is reached through dblink.
 SET client_min_messages = warning;
 SET timezone = 'UTC';
-CREATE EXTENSION IF NOT EXISTS dblink;
-CREATE SCHEMA tap_nc;
+\set schema tap_nc
+\ir ../lib/tap_helpers.sql
 DROP DATABASE IF EXISTS tap_mt_nocron;
 CREATE DATABASE tap_mt_nocron;
 
--- wait_for(query, seconds): seconds until query returned true, NULL if it
--- did not within the time given.  Each poll sees what is committed, and
--- the current pg_stat_activity.
-CREATE FUNCTION tap_nc.wait_for(query text, timeout float) RETURNS float
-LANGUAGE plpgsql AS $$
-DECLARE
-    start timestamptz := clock_timestamp();
-    done boolean;
-BEGIN
-    LOOP
-        EXECUTE query INTO done;
-        IF done THEN
-            RETURN round(extract(epoch FROM clock_timestamp() - start)::numeric, 1);
-        END IF;
-        IF clock_timestamp() - start > timeout * interval '1 second' THEN
-            RETURN NULL;
-        END IF;
-        -- pg_stat_activity is read once per transaction unless told
-        PERFORM pg_stat_clear_snapshot();
-        PERFORM pg_sleep(0.2);
-    END LOOP;
-END
-$$;
 -- run(sql): one statement in the other database; its first value as text
 CREATE FUNCTION tap_nc.run(sql text) RETURNS text LANGUAGE sql AS $$
     SELECT v FROM dblink('tap_nc', sql) AS t(v text)

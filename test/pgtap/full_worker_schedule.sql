@@ -5,7 +5,8 @@
 -- file cleans up after itself.
 SET client_min_messages = warning;
 SET timezone = 'UTC';
-CREATE SCHEMA tap_fw;
+\set schema tap_fw
+\ir ../lib/tap_helpers.sql
 CREATE TABLE tap_fw.src (id int PRIMARY KEY, v int);
 INSERT INTO tap_fw.src VALUES (1, 10), (2, 20);
 CREATE TABLE tap_fw.control (seconds float);
@@ -14,29 +15,6 @@ INSERT INTO tap_fw.control VALUES (0);
 CREATE FUNCTION tap_fw.nap() RETURNS int LANGUAGE sql VOLATILE
 AS $$ SELECT 1 FROM pg_sleep((SELECT seconds FROM tap_fw.control)) $$;
 
--- wait_for(query, seconds): seconds until query returned true, NULL if it
--- did not within the time given.  Each poll sees what is committed, and
--- the current pg_stat_activity.
-CREATE FUNCTION tap_fw.wait_for(query text, timeout float) RETURNS float
-LANGUAGE plpgsql AS $$
-DECLARE
-    start timestamptz := clock_timestamp();
-    done boolean;
-BEGIN
-    LOOP
-        EXECUTE query INTO done;
-        IF done THEN
-            RETURN round(extract(epoch FROM clock_timestamp() - start)::numeric, 1);
-        END IF;
-        IF clock_timestamp() - start > timeout * interval '1 second' THEN
-            RETURN NULL;
-        END IF;
-        -- pg_stat_activity is read once per transaction unless told
-        PERFORM pg_stat_clear_snapshot();
-        PERFORM pg_sleep(0.1);
-    END LOOP;
-END
-$$;
 CREATE TABLE tap_fw.timing (what text, seconds float);
 
 SELECT plan(16);

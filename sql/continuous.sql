@@ -1,0 +1,314 @@
+-- CONTINUOUS tables: the strategy each query shape gets (materialized_tables
+-- .maintenance and maintenance_detail), what a CONTINUOUS table needs of its
+-- sources, the pipeline's rows and hidden objects following CREATE, ALTER and
+-- DROP, and the errors.  Behaviour over time (the worker applying changes)
+-- is tested by test/pgtap/continuous_*.sql; this file only shows what the
+-- statements do in their own transaction, which does not depend on timing.
+CREATE SCHEMA cont;
+SET search_path = cont, public;
+CREATE TABLE s (id int PRIMARY KEY, g int NOT NULL, v numeric(10,2), w numeric, f float8,
+                b bool, t text);
+CREATE TABLE c (id int PRIMARY KEY, region text NOT NULL);
+CREATE TABLE o (id int PRIMARY KEY, customer_id int NOT NULL, ds date NOT NULL, amount int NOT NULL);
+INSERT INTO s SELECT i, i % 4, i * 1.5, i, i / 2.0, i % 3 > 0, 't' || i FROM generate_series(1, 20) i;
+INSERT INTO c SELECT i, 'region ' || (i % 3) FROM generate_series(1, 6) i;
+INSERT INTO o SELECT i, 1 + i % 6, date '2024-06-01' + i % 3, i FROM generate_series(1, 30) i;
+
+-- maintenance of every table of this file
+CREATE VIEW strategies AS
+SELECT t.table_name, t.maintenance, c.strategy, t.maintenance_detail
+  FROM materialized_table.materialized_tables t
+  LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.table_name::oid
+ WHERE t.table_name IN (SELECT oid FROM pg_class WHERE relnamespace = 'cont'::regnamespace)
+ ORDER BY t.table_name::text;
+-- rows of a table that its query does not give, and the other way round
+CREATE FUNCTION mismatches(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
+                   t, v, v, t) INTO n;
+    RETURN n;
+END $$;
+
+-- sources get REPLICA IDENTITY FULL, with a NOTICE, the first time a
+-- CONTINUOUS table needs their old rows
+SELECT relname, relreplident FROM pg_class WHERE relnamespace = 'cont'::regnamespace AND relkind = 'r' ORDER BY 1;
+
+-- single-table filter and projection with a key: the changed keys' rows
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_filter FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, v FROM cont.s WHERE v > 10$$);
+SELECT relname, relreplident FROM pg_class WHERE relnamespace = 'cont'::regnamespace AND relkind = 'r' ORDER BY 1;
+-- a key without a primary key: the values themselves
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_values FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, t FROM cont.s WHERE b$$);
+-- no plain column in the result: nothing names the rows a change touches
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE f_expr FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id * 2 AS twice, upper(t) AS big FROM cont.s$$);
+
+-- GROUP BY: count, sum and avg of exact types are kept per group (deltas)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_sums FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n, count(f) AS nf, sum(v) AS total, avg(v) AS average, sum(id) AS ids, avg(id) AS avg_id
+         FROM cont.s WHERE id > 2 GROUP BY g$$);
+-- ... the other aggregates recompute the changed groups
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_minmax FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, min(v) AS lo, max(v) AS hi, bool_and(b) AS all_b, bool_or(b) AS any_b,
+              string_agg(t, ',' ORDER BY id) AS ts
+         FROM cont.s GROUP BY g$$);
+-- ... as do sums whose result depends on more than a running total: a
+-- numeric without a declared scale, a float
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_numeric_sum FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(w) AS total FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE k_float_sum FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(f) AS total FROM cont.s GROUP BY g$$);
+-- ... and aggregates with DISTINCT, FILTER or ORDER BY, and HAVING
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_agg_options FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(DISTINCT b) AS kinds, count(*) FILTER (WHERE b) AS bs FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE k_having FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g HAVING count(*) > 4$$);
+-- a grouping expression that is not a plain column is no key
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE f_group_expr FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g + 1 AS g1, count(*) AS n FROM cont.s GROUP BY g + 1$$);
+
+-- DISTINCT
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_distinct FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT g, b FROM cont.s$$);
+
+-- GROUP BY over an equi-join: a changed order names its ds, a changed
+-- customer its region -- each source names some group columns
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.ds, c.region, count(*) AS n, sum(o.amount) AS total
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.ds, c.region$$);
+-- the join column itself as a group column: both sides name it
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_join_key FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, c.region, count(*) AS n FROM cont.o, cont.c WHERE c.id = o.customer_id GROUP BY c.id, c.region$$);
+-- when a source names no group column, its changes recompute the table
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_join_partial FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, sum(o.amount) AS total FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY c.region$$);
+-- a select-project-join
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.id, o.ds, c.region FROM cont.o JOIN cont.c ON c.id = o.customer_id WHERE o.amount > 5$$);
+
+-- outer joins: a change of the nullable side names the preserved side's rows
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_left_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, c.region, count(o.id) AS orders FROM cont.c LEFT JOIN cont.o ON o.customer_id = c.id
+       GROUP BY c.id, c.region;
+  CREATE MATERIALIZED TABLE k_right_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, o.id AS order_id FROM cont.o RIGHT JOIN cont.c ON o.customer_id = c.id$$);
+-- a full join nulls both sides: no key is left
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE f_full_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, o.id AS order_id FROM cont.o FULL JOIN cont.c ON o.customer_id = c.id$$);
+
+-- every other query is recomputed when a source changed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
+  CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT count(*) AS n, sum(v) AS total FROM cont.s;
+  CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
+  CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
+  CREATE MATERIALIZED TABLE f_with FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE f_union FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
+  CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
+  CREATE MATERIALIZED TABLE f_distinct_on FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT ON (g) g, id FROM cont.s ORDER BY g, id;
+  CREATE MATERIALIZED TABLE f_srf FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
+  CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b))$$);
+
+-- results that change without any change a slot decodes are recomputed
+-- every freshness period: time, unlogged tables, views over them
+CREATE UNLOGGED TABLE scratch (id int);
+INSERT INTO scratch VALUES (1), (2);
+CREATE VIEW s_view AS SELECT id, g FROM cont.s WHERE id < 5;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE p_now FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s WHERE now() > '2000-01-01'$$);
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE p_unlogged FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.scratch;
+  CREATE MATERIALIZED TABLE f_view FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g FROM cont.s_view$$);
+
+-- chains: a CONTINUOUS table reading another materialized table, of
+-- either mode
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_chain FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, n, total FROM cont.d_sums WHERE n > 3;
+  CREATE MATERIALIZED TABLE full_hourly FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL
+    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE k_chain_full FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = CONTINUOUS
+    AS SELECT g, n FROM cont.full_hourly$$);
+
+SELECT table_name, maintenance, strategy, maintenance_detail FROM strategies;
+-- a FULL table is recomputed on its schedule
+SELECT maintenance, maintenance_detail FROM materialized_table.materialized_tables
+ WHERE table_name = 'full_hourly'::regclass;
+
+-- every table holds its query's result as soon as CREATE commits
+SELECT table_name, mismatches(table_name) FROM strategies;
+-- the state kept by deltas is hidden: the table has its query's columns only
+SELECT attname FROM pg_attribute WHERE attrelid = 'd_sums'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_state,
+       to_regclass('materialized_table_internal.derived_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_derived;
+SELECT to_regclass('materialized_table_internal.state_' || 'k_minmax'::regclass::oid) IS NOT NULL AS has_state;
+-- every source of a table that follows old rows has REPLICA IDENTITY FULL;
+-- a materialized table in a chain keeps its own (it feeds its readers
+-- itself, not by decoding)
+SELECT relname, relreplident FROM pg_class WHERE relnamespace = 'cont'::regnamespace AND relkind = 'r' ORDER BY 1;
+
+-- ALTER ... AS switches the strategy and the content in its transaction
+BEGIN;
+SELECT materialized_table.execute($$
+  ALTER MATERIALIZED TABLE k_minmax AS
+    SELECT g, min(v) AS lo, max(v) AS hi, bool_and(b) AS all_b, bool_or(b) AS any_b,
+           string_agg(t, ',' ORDER BY id) AS ts, count(*) OVER () AS groups
+      FROM cont.s GROUP BY g$$);
+SELECT maintenance, strategy, maintenance_detail FROM strategies WHERE table_name = 'k_minmax'::regclass;
+SELECT mismatches('k_minmax'), (SELECT count(*) FROM k_minmax WHERE groups = 4) AS new_rows;
+SELECT trigger, status FROM materialized_table.refresh_history
+ WHERE table_name = 'k_minmax'::regclass AND trigger <> 'CONTINUOUS' ORDER BY run_id;
+ROLLBACK;
+-- a rolled back ALTER leaves the strategy, the columns and the rows
+SELECT maintenance, strategy FROM strategies WHERE table_name = 'k_minmax'::regclass;
+SELECT count(*) AS columns FROM pg_attribute WHERE attrelid = 'k_minmax'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT mismatches('k_minmax');
+-- CREATE OR ALTER of a running table: the same (from keys to deltas)
+SELECT materialized_table.execute($$
+  CREATE OR ALTER MATERIALIZED TABLE k_numeric_sum FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(v) AS total, count(*) AS n FROM cont.s GROUP BY g$$);
+SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'k_numeric_sum'::regclass;
+SELECT mismatches('k_numeric_sum');
+-- from deltas to keys: the hidden state goes ...
+SELECT materialized_table.execute($$
+  ALTER MATERIALIZED TABLE d_sums AS
+    SELECT g, count(*) AS n, count(f) AS nf, sum(v) AS total, avg(v) AS average, sum(id) AS ids, avg(id) AS avg_id,
+           max(id)::bigint AS top
+      FROM cont.s WHERE id > 2 GROUP BY g$$);
+SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'd_sums'::regclass;
+SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NULL AS state_gone,
+       to_regclass('materialized_table_internal.derived_' || 'd_sums'::regclass::oid) IS NULL AS derived_gone;
+SELECT mismatches('d_sums'), mismatches('k_chain');
+-- ... and comes back with a query deltas can maintain
+SELECT materialized_table.execute($$
+  ALTER MATERIALIZED TABLE d_sums AS
+    SELECT g, count(*) AS n, count(f) AS nf, sum(v) AS total, avg(v) AS average, sum(id) AS ids, avg(id) AS avg_id,
+           count(*) AS top
+      FROM cont.s WHERE id > 2 GROUP BY g$$);
+SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'd_sums'::regclass;
+SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_state;
+SELECT mismatches('d_sums');
+
+-- SUSPEND and RESUME keep the pipeline, and the strategy
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE k_filter SUSPEND');
+SELECT refresh_status, maintenance FROM materialized_table.materialized_tables WHERE table_name = 'k_filter'::regclass;
+SELECT count(*) FROM materialized_table_internal.continuous_state WHERE relid = 'k_filter'::regclass;
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE k_filter RESUME');
+SELECT refresh_status, maintenance FROM materialized_table.materialized_tables WHERE table_name = 'k_filter'::regclass;
+
+-- a freshness past the threshold moves a table with a primary key to FULL
+-- mode and back; its pipeline goes and comes
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE switcher (PRIMARY KEY (g) NOT ENFORCED) FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g$$);
+SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE switcher SET FRESHNESS = INTERVAL '1' HOUR$$);
+SELECT refresh_mode, scheduler, maintenance, maintenance_detail FROM materialized_table.materialized_tables
+ WHERE table_name = 'switcher'::regclass;
+SELECT count(*) FROM materialized_table_internal.continuous_state WHERE relid = 'switcher'::regclass;
+SELECT to_regclass('materialized_table_internal.state_' || 'switcher'::regclass::oid) IS NULL AS state_gone;
+SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE switcher SET FRESHNESS = INTERVAL '10' SECOND$$);
+SELECT refresh_mode, scheduler, maintenance FROM materialized_table.materialized_tables
+ WHERE table_name = 'switcher'::regclass;
+SELECT strategy FROM materialized_table_internal.continuous_state WHERE relid = 'switcher'::regclass;
+-- without a primary key, a table cannot switch
+SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE k_distinct SET FRESHNESS = INTERVAL '1' HOUR$$);
+-- nor can CREATE OR ALTER change the mode
+SELECT materialized_table.execute($$
+  CREATE OR ALTER MATERIALIZED TABLE k_distinct REFRESH_MODE = FULL AS SELECT DISTINCT g, b FROM cont.s$$);
+
+-- a source the user does not own must already have REPLICA IDENTITY FULL
+CREATE ROLE regress_mt_cont_user;
+CREATE TABLE plain (id int PRIMARY KEY, v int);
+INSERT INTO plain VALUES (1, 1);
+GRANT USAGE, CREATE ON SCHEMA cont TO regress_mt_cont_user;
+GRANT SELECT ON plain TO regress_mt_cont_user;
+SET ROLE regress_mt_cont_user;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT id, v FROM cont.plain$$);
+-- a table whose changes recompute everything reads no old row: fine
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT count(*) AS n FROM cont.plain$$);
+SELECT maintenance, maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = 'theirs'::regclass;
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE cont.theirs');
+RESET ROLE;
+SELECT relreplident FROM pg_class WHERE oid = 'plain'::regclass;
+ALTER TABLE plain REPLICA IDENTITY FULL;
+SET ROLE regress_mt_cont_user;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT id, v FROM cont.plain$$);
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE cont.theirs');
+RESET ROLE;
+REVOKE ALL ON SCHEMA cont FROM regress_mt_cont_user;
+REVOKE ALL ON plain FROM regress_mt_cont_user;
+DROP ROLE regress_mt_cont_user;
+
+-- a temporary source cannot be followed (nor materialized at all)
+CREATE TEMP TABLE temp_src (id int);
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE t_temp FRESHNESS = INTERVAL '1' SECOND AS SELECT id FROM temp_src$$);
+DROP TABLE temp_src;
+
+-- the extension's output plugin only works inside the worker
+SELECT 'init' FROM pg_create_logical_replication_slot('regress_mt_cont_slot', 'materialized_table');
+\set VERBOSITY terse
+SELECT count(*) FROM pg_logical_slot_peek_changes('regress_mt_cont_slot', NULL, NULL);
+SELECT count(*) FROM pg_logical_slot_peek_binary_changes('regress_mt_cont_slot', NULL, NULL);
+\set VERBOSITY default
+SELECT pg_drop_replication_slot('regress_mt_cont_slot');
+
+-- DROP removes the pipeline's rows and hidden objects
+CREATE TEMP TABLE dropped AS
+SELECT 'd_sums'::regclass::oid AS deltas_oid, 'k_filter'::regclass::oid AS keys_oid;
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE k_chain; DROP MATERIALIZED TABLE d_sums; DROP MATERIALIZED TABLE k_filter');
+SELECT (SELECT count(*) FROM materialized_table_internal.continuous_state WHERE relid IN (deltas_oid, keys_oid)) AS state,
+       (SELECT count(*) FROM materialized_table_internal.change_keys WHERE relid IN (deltas_oid, keys_oid)) AS keys,
+       (SELECT count(*) FROM materialized_table_internal.change_deltas WHERE relid IN (deltas_oid, keys_oid)) AS deltas,
+       to_regclass('materialized_table_internal.state_' || deltas_oid) AS state_table,
+       to_regclass('materialized_table_internal.derived_' || deltas_oid) AS derived_view
+  FROM dropped;
+-- and a DROP that rolls back keeps them
+BEGIN;
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE k_numeric_sum');
+ROLLBACK;
+SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'k_numeric_sum'::regclass;
+SELECT to_regclass('materialized_table_internal.state_' || 'k_numeric_sum'::regclass::oid) IS NOT NULL AS has_state;
+
+-- clean up
+RESET search_path;
+SET client_min_messages = warning;
+DROP SCHEMA cont CASCADE;
+RESET client_min_messages;
+SELECT count(*) FROM materialized_table_internal.continuous_state
+ WHERE NOT EXISTS (SELECT FROM pg_class WHERE oid = relid);

@@ -1,0 +1,86 @@
+-- Helpers of the pgTAP tests that wait for the workers (test/pgtap/*.sql),
+-- created in the schema the including file names:
+--
+--   \set schema tap_xyz
+--   \ir ../lib/continuous_tap.sql
+--
+-- The schema is created afresh (a failed earlier run may have left it), and
+-- the including file drops it at the end.
+--
+--   wait_for(query, timeout)   seconds until query returned true, or NULL
+--   mismatches(t)              rows in which t and its query differ
+--                              (EXCEPT ALL both ways)
+--   converged(timeout)         seconds until every CONTINUOUS table of the
+--                              schema equals its query, or NULL
+--   writer_connect(name)       a dblink connection to this database, to run
+--                              a load in another session while the test goes on
+--   worker_pid()               the pid of this database's worker, or NULL
+--   slot_name()                the name of this database's replication slot
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dblink;
+DROP SCHEMA IF EXISTS :"schema" CASCADE;
+CREATE SCHEMA :"schema";
+
+CREATE FUNCTION :"schema".wait_for(query text, timeout float) RETURNS float
+LANGUAGE plpgsql AS $$
+DECLARE
+    start timestamptz := clock_timestamp();
+    done boolean;
+BEGIN
+    LOOP
+        EXECUTE query INTO done;
+        IF done THEN
+            RETURN round(extract(epoch FROM clock_timestamp() - start)::numeric, 2);
+        END IF;
+        IF clock_timestamp() - start > timeout * interval '1 second' THEN
+            RETURN NULL;
+        END IF;
+        -- pg_stat_activity and pg_replication_slots are read once per
+        -- transaction unless told
+        PERFORM pg_stat_clear_snapshot();
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION :"schema".mismatches(t regclass) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
+                   t, v, v, t) INTO n;
+    RETURN n;
+END
+$$;
+
+CREATE FUNCTION :"schema".converged(timeout float) RETURNS float
+LANGUAGE plpgsql SET search_path = :"schema", public AS $$
+BEGIN
+    RETURN wait_for(format($q$SELECT coalesce(sum(%I.mismatches(t.table_name)), 0) = 0
+                               FROM materialized_table.materialized_tables t
+                               JOIN pg_class c ON c.oid = t.table_name
+                              WHERE c.relnamespace = %L::regnamespace
+                                AND t.refresh_mode = 'CONTINUOUS'$q$,
+                           current_schema(), current_schema()), timeout);
+END
+$$;
+
+CREATE FUNCTION :"schema".writer_connect(name text) RETURNS text
+LANGUAGE sql AS $$
+  SELECT dblink_connect(name, format('host=%s port=%s dbname=%s user=%s',
+                                     split_part(current_setting('unix_socket_directories'), ',', 1),
+                                     current_setting('port'), current_database(), current_user))
+$$;
+
+CREATE FUNCTION :"schema".worker_pid() RETURNS int
+LANGUAGE sql AS $$
+  SELECT pid FROM pg_stat_activity
+   WHERE backend_type = 'materialized_table worker' AND datname = current_database()
+$$;
+
+CREATE FUNCTION :"schema".slot_name() RETURNS text
+LANGUAGE sql AS $$
+  SELECT 'materialized_table_' || oid FROM pg_database WHERE datname = current_database()
+$$;
