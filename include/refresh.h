@@ -81,6 +81,7 @@ extern MtRefreshCounts mt_refresh_rows(MtRefreshRequest *req);
 extern uint64 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger);
 
 extern List *mt_filter_from_spec(List *spec);
+extern List *mt_filter_values_once(MtFilterColumn *col);
 
 /* check a PARTITION (k = 'v', ...) spec against the table's partition keys */
 extern void mt_check_partition_spec(MtTable *mt, List *spec, const char *source);

@@ -74,6 +74,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
 #include "utils/timestamp.h"
 #include "utils/pg_lsn.h"
 
@@ -92,6 +93,7 @@
 /* past these, a table (or the batch) gives up details and recomputes */
 #define MAX_TABLE_CHANGES		100000
 #define MAX_BATCH_CHANGES		200000
+#define MIN_MEASURED_KEYS		200
 #define MAX_LOGGED_KEYS			100000
 
 /* the worker waits no longer than this for a lock (see set_lock_timeout) */
@@ -145,6 +147,10 @@ typedef struct ContTable
 	TimestampTz oldest;			/* commit time of its oldest change */
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
+
+	/* measured costs, to choose between keys and a full recompute */
+	double		full_ms;		/* of a full recompute; 0: not measured */
+	double		key_ms;			/* per key, of a large enough keys pass */
 } ContTable;
 
 /* A use of a relation by a table, as decoding meets it. */
@@ -444,6 +450,32 @@ read_tables(List *mts, MemoryContext context, List **result)
 	return true;
 }
 
+/* What the worker learnt of a table it keeps following. */
+static void
+carry_over(List *new_tables)
+{
+	ListCell   *ln;
+	ListCell   *lo;
+
+	foreach(ln, new_tables)
+	{
+		ContTable  *t = lfirst(ln);
+
+		foreach(lo, tables)
+		{
+			ContTable  *old = lfirst(lo);
+
+			if (old->relid == t->relid && old->query_view == t->query_view)
+			{
+				t->full_ms = old->full_ms;
+				t->key_ms = old->key_ms;
+				t->retry_after = old->retry_after;
+				break;
+			}
+		}
+	}
+}
+
 /*
  * mt_continuous_worker_tables_changed
  *		The worker read the catalog again: rebuild what it follows.  False,
@@ -487,6 +519,7 @@ mt_continuous_worker_tables_changed(List *mts)
 		MemoryContextDelete(context);
 		return false;
 	}
+	carry_over(new_tables);
 	if (tables_context)
 		MemoryContextDelete(tables_context);
 	tables_context = context;
@@ -1323,20 +1356,101 @@ recompute_full(ContTable *t)
 	return counts;
 }
 
-/* Is recomputing everything cheaper than this many keys? */
+/*
+ * The number of distinct values of a column of the table by its statistics
+ * (ANALYZE, autovacuum), or 0 when there are none.
+ */
+static double
+column_ndistinct(Oid relid, const char *column, double rows)
+{
+	AttrNumber	attnum = get_attnum(relid, column);
+	bool		inherited = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
+	double		ndistinct = 0;
+	HeapTuple	tup;
+
+	if (attnum == InvalidAttrNumber)
+		return 0;
+	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+						  Int16GetDatum(attnum), BoolGetDatum(inherited));
+	if (HeapTupleIsValid(tup))
+	{
+		float4		stadistinct = ((Form_pg_statistic) GETSTRUCT(tup))->stadistinct;
+
+		/* negative: a fraction of the rows */
+		ndistinct = stadistinct > 0 ? stadistinct : -stadistinct * rows;
+		ReleaseSysCache(tup);
+	}
+	return ndistinct;
+}
+
+/*
+ * Is recomputing everything cheaper than recomputing the rows the filter
+ * names?  Each key value rereads the rows it names: past a tenth of the
+ * table a full pass wins.  A value names rows / ndistinct rows of its
+ * column -- with GROUP BY o.ds, c.region, a changed order's day names every
+ * region of that day -- so a family names the product, over its columns,
+ * of the share of each column's values it holds.  Without statistics a key
+ * is taken to name one row.
+ */
 static bool
-too_many_keys(ContTable *t, int64 nkeys)
+too_many_keys(ContTable *t, List *filter, int64 nkeys)
 {
 	double		rows = 0;
+	double		untouched = 1;
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
+	ListCell   *lf;
 
 	if (HeapTupleIsValid(tup))
 	{
 		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
 		ReleaseSysCache(tup);
 	}
-	/* each key rereads its rows; past a tenth of the table a full pass wins */
+	foreach(lf, filter)
+	{
+		double		share = 1;
+		ListCell   *lc;
+
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			double		ndistinct = column_ndistinct(t->relid, col->name, rows);
+			double		nvalues = list_length(mt_filter_values_once(col)) + (col->has_null ? 1 : 0);
+
+			if (ndistinct <= 0)
+				return nkeys > 1000 && nkeys > rows / 10;
+			share *= Min(1.0, nvalues / ndistinct);
+		}
+		untouched *= 1 - share;
+	}
+	nkeys = Max(nkeys, (int64) (rows * (1 - untouched)));
 	return nkeys > 1000 && nkeys > rows / 10;
+}
+
+static double
+elapsed_ms(TimestampTz start)
+{
+	return (GetCurrentTimestamp() - start) / 1000.0;
+}
+
+/* A cost measured again: the new figure weighs as much as all before. */
+static double
+measured(double before, double now)
+{
+	return before > 0 ? (before + now) / 2 : now;
+}
+
+/*
+ * Take the cheaper way: recompute everything rather than the rows of these
+ * keys?  Once both ways have been measured on this table (a keys pass of
+ * MIN_MEASURED_KEYS keys or more, and a full recompute -- its first sync is
+ * one), their costs decide; before that, the estimate from statistics.
+ */
+static bool
+full_is_cheaper(ContTable *t, List *filter, int64 nkeys)
+{
+	if (t->full_ms > 0 && t->key_ms > 0)
+		return nkeys * t->key_ms > t->full_ms;
+	return too_many_keys(t, filter, nkeys);
 }
 
 /* Do the table's work now. */
@@ -1350,17 +1464,23 @@ apply_table(ContTable *t, TableState *st)
 	if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
 	{
 		List	   *logged = st->pending_since ? logged_keys(t->relid) : NIL;
+		List	   *filter = keys_filter(t, logged);
+		int64		nkeys = t->nkeys + list_length(logged);
 
-		if (too_many_keys(t, t->nkeys + list_length(logged)))
+		if (full_is_cheaper(t, filter, nkeys))
 			full = true;
 		else
 		{
 			MtRefreshRequest req = {0};
+			TimestampTz start = GetCurrentTimestamp();
 
 			req.relid = t->relid;
-			req.filter = keys_filter(t, logged);
+			req.filter = filter;
 			if (req.filter != NIL)
 				counts = mt_refresh_rows(&req);
+			/* a pass over few keys is mostly fixed costs: not a measure */
+			if (nkeys >= MIN_MEASURED_KEYS)
+				t->key_ms = measured(t->key_ms, elapsed_ms(start) / nkeys);
 			if (logged)
 				state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
 						   t->relid, InvalidOid, 0, false);
@@ -1385,7 +1505,12 @@ apply_table(ContTable *t, TableState *st)
 					   t->relid, InvalidOid, 0, false);
 	}
 	if (full)
+	{
+		TimestampTz start = GetCurrentTimestamp();
+
 		counts = recompute_full(t);
+		t->full_ms = measured(t->full_ms, elapsed_ms(start));
+	}
 
 	state_exec("UPDATE materialized_table_internal.continuous_state "
 			   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
@@ -1662,8 +1787,12 @@ mt_continuous_worker_cycle(void)
 		min_freshness = Min(min_freshness, ((ContTable *) lfirst(lc))->freshness);
 	if (batch_full)
 		return 0;
-	/* cycle often enough to apply well within the shortest freshness */
-	return Max(100, Min(1000, min_freshness / 1000 / 5));
+	/*
+	 * Cycle often enough to apply well within the shortest freshness, and
+	 * not more: each cycle has fixed costs the sources' writers share the
+	 * machine with.
+	 */
+	return Max(100, Min(1000, min_freshness / 1000 * 2 / 5));
 }
 
 /*

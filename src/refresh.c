@@ -202,6 +202,26 @@ compare_strings(const ListCell *a, const ListCell *b)
 	return strcmp(lfirst(a), lfirst(b));
 }
 
+/* A filter column's values, each once. */
+List *
+mt_filter_values_once(MtFilterColumn *col)
+{
+	List	   *sorted = list_copy(col->values);
+	List	   *distinct = NIL;
+	char	   *prev = NULL;
+	ListCell   *lv;
+
+	list_sort(sorted, compare_strings);
+	foreach(lv, sorted)
+	{
+		if (prev == NULL || strcmp(prev, lfirst(lv)) != 0)
+			distinct = lappend(distinct, lfirst(lv));
+		prev = lfirst(lv);
+	}
+	list_free(sorted);
+	return distinct;
+}
+
 /*
  * The filter's parameters: one array per column of each family, of the
  * column's type in desc (text[] for a type without an array type), its
@@ -232,24 +252,14 @@ filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 			Form_pg_attribute att = find_attribute(desc, col->name);
 			Oid			elemtype = att->atttypid;
 			Oid			arraytype = get_array_type(elemtype);
-			List	   *sorted = list_copy(col->values);
-			List	   *distinct = NIL;
-			Datum	   *elems = palloc(sizeof(Datum) * (list_length(sorted) + 1));
+			List	   *distinct = mt_filter_values_once(col);
+			Datum	   *elems = palloc(sizeof(Datum) * (list_length(distinct) + 1));
 			ListCell   *lv;
-			char	   *prev = NULL;
 			int			k = 0;
 			int16		typlen;
 			bool		typbyval;
 			char		typalign;
 
-			/* each value once */
-			list_sort(sorted, compare_strings);
-			foreach(lv, sorted)
-			{
-				if (prev == NULL || strcmp(prev, lfirst(lv)) != 0)
-					distinct = lappend(distinct, lfirst(lv));
-				prev = lfirst(lv);
-			}
 			if (!OidIsValid(arraytype))
 			{
 				elemtype = TEXTOID;
