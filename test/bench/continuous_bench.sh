@@ -51,11 +51,6 @@
 #                  and 3 need the tables, which 1 leaves)
 #   MT_BENCH_DB    database (default mt_cbench)
 set -euo pipefail
-[ -n "${MT_BENCH_DIR:-}" ] && MT_BENCH_DIR=$(realpath -m "$MT_BENCH_DIR")
-cd "$(dirname "$0")/../.."
-
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 ROWS=${MT_BENCH_ROWS:-2000000}
 SECONDS_PER_ROUND=${MT_BENCH_SECONDS:-30}
 ROUNDS=${MT_BENCH_ROUNDS:-3}
@@ -73,37 +68,11 @@ customer)
 esac
 JOIN_QUERY="SELECT $JOIN_GROUP, count(*) AS n, sum(o.amount) AS total
           FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY $JOIN_GROUP"
-OWN_CLUSTER=0
-
-if [ -z "${PGHOST:-}" ] || [ -z "${PGPORT:-}" ]; then
-    OWN_CLUSTER=1
-    DIR=${MT_BENCH_DIR:-$(mktemp -d /tmp/mt_cbench.XXXXXX)}
-    PORT=${MT_BENCH_PORT:-55434}
-    export PGHOST=$DIR PGPORT=$PORT
-    trap 'bash scripts/pg_cluster.sh stop "$DIR"; echo "(cluster stopped; its files are in $DIR)"' EXIT
-    bash scripts/pg_cluster.sh stop "$DIR"
-    bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"
-    chmod 755 "$DIR"
-fi
-export PGUSER=${PGUSER:-postgres} PGDATABASE=$DB
-
-PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1)
-q() { "${PSQL[@]}" -At -c "$1"; }
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
-
-if [ "$OWN_CLUSTER" = 1 ]; then
-    # data in memory, few checkpoints in the middle of a measurement
-    "${PSQL[@]}" -d postgres -c "ALTER SYSTEM SET max_wal_size = '8GB'" \
-        -c "ALTER SYSTEM SET checkpoint_timeout = '30min'" \
-        -c "ALTER SYSTEM SET shared_buffers = '1GB'"
-    bash scripts/pg_cluster.sh stop "$DIR"
-    bash scripts/pg_cluster.sh restart "$DIR"
-fi
+BENCH_NAME=mt_cbench BENCH_PORT=55434
+# shellcheck source=test/bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 echo "=== setup: $ROWS orders, 100000 customers; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-"${PSQL[@]}" -d postgres -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 "${PSQL[@]}" >/dev/null <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_cron;

@@ -35,46 +35,16 @@
 #   MT_BENCH_CHANGE    fraction of source rows changed before each round (default 0.01)
 #   MT_BENCH_DB    database (default mt_bench)
 set -euo pipefail
-# the socket directory must be an absolute path
-[ -n "${MT_BENCH_DIR:-}" ] && MT_BENCH_DIR=$(realpath -m "$MT_BENCH_DIR")
-cd "$(dirname "$0")/../.."
-
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 ROWS=${MT_BENCH_ROWS:-2000000}
 ROUNDS=${MT_BENCH_ROUNDS:-5}
 WORK_MEM=${MT_BENCH_WORK_MEM:-256MB}
 CHANGE=${MT_BENCH_CHANGE:-0.01}
 DB=${MT_BENCH_DB:-mt_bench}
-OWN_CLUSTER=0
-
-if [ -z "${PGHOST:-}" ] || [ -z "${PGPORT:-}" ]; then
-    OWN_CLUSTER=1
-    DIR=${MT_BENCH_DIR:-$(mktemp -d /tmp/mt_bench.XXXXXX)}
-    PORT=${MT_BENCH_PORT:-55433}
-    export PGHOST=$DIR PGPORT=$PORT
-    trap 'bash scripts/pg_cluster.sh stop "$DIR"; echo "(cluster stopped; its files are in $DIR)"' EXIT
-    bash scripts/pg_cluster.sh stop "$DIR"
-    bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"
-    chmod 755 "$DIR"
-fi
-export PGUSER=${PGUSER:-postgres} PGDATABASE=$DB
-
-PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1)
-q() { "${PSQL[@]}" -At -c "$1"; }
-
-if [ "$OWN_CLUSTER" = 1 ]; then
-    # fewer checkpoints in the middle of a timed refresh, data in memory
-    "${PSQL[@]}" -d postgres -c "ALTER SYSTEM SET max_wal_size = '8GB'" \
-        -c "ALTER SYSTEM SET checkpoint_timeout = '30min'" \
-        -c "ALTER SYSTEM SET shared_buffers = '1GB'"
-    bash scripts/pg_cluster.sh stop "$DIR"
-    bash scripts/pg_cluster.sh restart "$DIR"
-fi
+BENCH_NAME=mt_bench BENCH_PORT=55433
+# shellcheck source=test/bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 echo "=== setup: $ROWS source rows, work_mem $WORK_MEM, $CHANGE of the rows changed per round"
-"${PSQL[@]}" -d postgres -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 # every session of the benchmark, the refreshes' included, gets these
 "${PSQL[@]}" -d postgres -c "ALTER DATABASE $DB SET work_mem = '$WORK_MEM'"
 "${PSQL[@]}" >/dev/null <<SQL
@@ -165,7 +135,6 @@ change_source() {
         -c "VACUUM ANALYZE sales"
 }
 
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 declare -a T_RMV=() T_RMVC=() T_MT=() T_VAC=() T_Q=()
 echo
