@@ -16,6 +16,13 @@
 --                              a load in another session while the test goes on
 --   worker_pid()               the pid of this database's worker, or NULL
 --   slot_name()                the name of this database's replication slot
+--
+-- With \set with_src, also a source table and a writer:
+--   src(id, grp, v)            5,000 rows in 20 groups
+--   writer(seconds, also)      random inserts, updates (of groups too) and
+--                              deletes on src, one transaction each, for
+--                              that many seconds; also, if given, is one
+--                              more statement run in each
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;
 DROP SCHEMA IF EXISTS :"schema" CASCADE;
@@ -84,3 +91,28 @@ CREATE FUNCTION :"schema".slot_name() RETURNS text
 LANGUAGE sql AS $$
   SELECT 'materialized_table_' || oid FROM pg_database WHERE datname = current_database()
 $$;
+
+\if :{?with_src}
+CREATE TABLE :"schema".src (id int PRIMARY KEY, grp int NOT NULL, v numeric(10,2) NOT NULL);
+INSERT INTO :"schema".src SELECT i, i % 20, i % 100 FROM generate_series(1, 5000) i;
+-- (a procedure that commits cannot have a SET search_path: the names are
+-- qualified as it is created)
+SELECT format($f$
+CREATE PROCEDURE %1$I.writer(seconds float, also text DEFAULT NULL) LANGUAGE plpgsql AS $$
+DECLARE
+    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
+    k int;
+BEGIN
+    WHILE clock_timestamp() < stop LOOP
+        k := 1 + (random() * 6000)::int;
+        INSERT INTO %1$I.src AS s VALUES (k, k %% 23, random() * 100)
+            ON CONFLICT (id) DO UPDATE SET v = excluded.v, grp = (s.grp + 1) %% 20;
+        UPDATE %1$I.src SET v = v + 1 WHERE id = 1 + (random() * 6000)::int;
+        DELETE FROM %1$I.src WHERE id = 1 + (random() * 6000)::int;
+        IF also IS NOT NULL THEN
+            EXECUTE also;
+        END IF;
+        COMMIT;
+    END LOOP;
+END $$$f$, :'schema') \gexec
+\endif

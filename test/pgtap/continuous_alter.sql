@@ -11,26 +11,11 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_ca
+\set with_src
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_ca, public;
 
-CREATE TABLE src (id int PRIMARY KEY, grp int NOT NULL, v numeric(10,2) NOT NULL);
-INSERT INTO src SELECT i, i % 20, i % 100 FROM generate_series(1, 5000) i;
 
-CREATE PROCEDURE writer(seconds float) LANGUAGE plpgsql AS $$
-DECLARE
-    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
-    k int;
-BEGIN
-    WHILE clock_timestamp() < stop LOOP
-        k := 1 + (random() * 6000)::int;
-        INSERT INTO tap_ca.src VALUES (k, k % 23, random() * 100)
-            ON CONFLICT (id) DO UPDATE SET v = excluded.v, grp = (tap_ca.src.grp + 1) % 20;
-        UPDATE tap_ca.src SET v = v + 1 WHERE id = 1 + (random() * 6000)::int;
-        DELETE FROM tap_ca.src WHERE id = 1 + (random() * 6000)::int;
-        COMMIT;
-    END LOOP;
-END $$;
 
 CREATE TABLE switches (step int, strategy text, mismatches bigint, load_running bool);
 CREATE FUNCTION load_running() RETURNS bool LANGUAGE sql AS $$

@@ -7,30 +7,13 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_cs
+\set with_src
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_cs, public;
 
-CREATE TABLE src (id int PRIMARY KEY, grp int NOT NULL, v numeric(10,2) NOT NULL);
-INSERT INTO src SELECT i, i % 20, i % 100 FROM generate_series(1, 5000) i;
 CREATE TABLE other (id int PRIMARY KEY, v int);
 INSERT INTO other SELECT i, i FROM generate_series(1, 100) i;
 
--- random writes for a number of seconds, one transaction each
-CREATE PROCEDURE writer(seconds float) LANGUAGE plpgsql AS $$
-DECLARE
-    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
-    k int;
-BEGIN
-    WHILE clock_timestamp() < stop LOOP
-        k := 1 + (random() * 6000)::int;
-        INSERT INTO tap_cs.src VALUES (k, k % 23, random() * 100)
-            ON CONFLICT (id) DO UPDATE SET v = excluded.v, grp = (tap_cs.src.grp + 1) % 20;
-        UPDATE tap_cs.src SET v = v + 1 WHERE id = 1 + (random() * 6000)::int;
-        DELETE FROM tap_cs.src WHERE id = 1 + (random() * 6000)::int;
-        UPDATE tap_cs.other SET v = v + 1 WHERE id = 1 + (random() * 99)::int;
-        COMMIT;
-    END LOOP;
-END $$;
 
 -- what each table holds when it is suspended
 CREATE TABLE frozen (name text, content text);
@@ -111,7 +94,7 @@ SELECT ok(NOT needs_full AND pending_since IS NULL, relid::regclass::text || ' h
 
 -- suspended and resumed under a write load from another session
 SELECT writer_connect('tap_cs_w') \g /dev/null
-SELECT dblink_send_query('tap_cs_w', 'CALL tap_cs.writer(12)') \g /dev/null
+SELECT dblink_send_query('tap_cs_w', $$CALL tap_cs.writer(12, 'UPDATE tap_cs.other SET v = v + 1 WHERE id = 1 + (random() * 99)::int')$$) \g /dev/null
 SELECT pg_sleep(1) \g /dev/null
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE tap_cs.sums SUSPEND; ALTER MATERIALIZED TABLE tap_cs.tops SUSPEND') \g /dev/null
 SELECT pg_sleep(2) \g /dev/null
