@@ -66,9 +66,12 @@ SELECT is(tap_nc.run($$SELECT bool_and(started_at - date_trunc('minute', started
                          FROM materialized_table.refresh_history
                         WHERE table_name = 'every_minute'::regclass AND trigger = 'SCHEDULED'$$),
           'true', 'the 1-minute table''s runs start at the minute boundary');
-SELECT is(tap_nc.run($$SELECT count(*)::text FROM materialized_table.refresh_history
-                        WHERE status NOT IN ('SUCCEEDED')$$),
-          '0', 'every run succeeded');
+-- (a 3-second run may be going right now)
+SELECT is(tap_nc.run($$SELECT coalesce(string_agg(table_name || ' ' || trigger || ' ' || status || ': ' ||
+                                                   coalesce(error, ''), '; '), 'none')
+                         FROM materialized_table.refresh_history
+                        WHERE status NOT IN ('SUCCEEDED', 'RUNNING')$$),
+          'none', 'every run that ended succeeded');
 
 -- the worker leaves when the database has nothing for it
 SELECT tap_nc.run($$
