@@ -8,8 +8,8 @@
 -- suspended, not due yet, or failed) are dated by pending_since.  Changes it
 -- has not read yet are dated by its horizon (see continuous_horizon()): they
 -- count once the horizon is older than the worker's usual pace -- it passes
--- at least every fifth of the shortest freshness, and at least every second
--- -- so half the freshness, at most 2 seconds.  A table not yet taken up by
+-- every two fifths of the shortest freshness, and at least every second,
+-- plus the time it applies -- so half the freshness, at most 2 seconds.  A table not yet taken up by
 -- the worker (just created or switched, or its replication slot was made
 -- again), or a database whose worker has not passed since the server
 -- started, counts from its last refresh.
