@@ -53,6 +53,7 @@ extern Oid	mt_resolve_namespace(MtStatement *st, MtQualifiedName *name);
 extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok);
 extern void mt_check_owner(Oid relid);
 extern char *mt_qualified_name(Oid relid);
+extern char *mt_name_list_text(List *names);
 extern Oid	mt_table_owner(Oid relid);
 extern Query *mt_analyze_query(MtStatement *st, MtQuery *query);
 extern List *mt_query_columns(Query *query);

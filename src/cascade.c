@@ -185,18 +185,6 @@ make_plan(Oid root, bool cascade)
 	return plan;
 }
 
-static char *
-columns_text(List *columns)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, columns)
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
-	return buf.data;
-}
-
 static bool
 same_columns(List *a, List *b)
 {
@@ -251,10 +239,10 @@ check_plan(List *plan, List *spec)
 							root->name, t->name),
 					 mt->partition_keys ?
 					 errdetail("A partition refresh cascades only to materialized tables partitioned by exactly the same columns: \"%s\" is partitioned by (%s), \"%s\" by (%s).",
-							   root->name, columns_text(root_mt->partition_keys),
-							   t->name, columns_text(mt->partition_keys)) :
+							   root->name, mt_name_list_text(root_mt->partition_keys),
+							   t->name, mt_name_list_text(mt->partition_keys)) :
 					 errdetail("A partition refresh cascades only to materialized tables partitioned by exactly the same columns: \"%s\" is partitioned by (%s), \"%s\" is not partitioned.",
-							   root->name, columns_text(root_mt->partition_keys), t->name),
+							   root->name, mt_name_list_text(root_mt->partition_keys), t->name),
 					 errhint("Refresh whole tables with a cascade (partition => NULL), or refresh the partition of \"%s\" without one.",
 							 root->name)));
 	}

@@ -124,6 +124,19 @@ mt_table_owner(Oid relid)
 	return owner;
 }
 
+/* Names (a List of String) as "a, b, c", for messages. */
+char *
+mt_name_list_text(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
+	return buf.data;
+}
+
 char *
 mt_qualified_name(Oid relid)
 {

@@ -36,6 +36,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "commands.h"
 #include "continuous_analysis.h"
 
 const char *
@@ -731,14 +732,9 @@ mt_analyze_query_view(Oid viewid)
 	}
 	else
 	{
-		StringInfoData buf;
-		ListCell   *lk;
-
 		a->strategy = MT_STRATEGY_KEYS;
-		initStringInfo(&buf);
-		foreach(lk, a->keys)
-			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lk)));
-		a->reason = psprintf("rows are recomputed for the changed values of %s", buf.data);
+		a->reason = psprintf("rows are recomputed for the changed values of %s",
+							 mt_name_list_text(a->keys));
 	}
 	foreach(lc, a->uses)
 	{

@@ -1126,7 +1126,7 @@ keys_filter(ContTable *t, List *logged)
 			family->columns = lappend(family->columns, col);
 			i++;
 		}
-		/* a column's values, each once */
+		/* each key's values, column by column (each once, below) */
 #define ADD_VALUES(vals) \
 		do { \
 			for (i = 0; i < n; i++) \
@@ -1162,6 +1162,12 @@ keys_filter(ContTable *t, List *logged)
 #undef ADD_VALUES
 		if (!any)
 			continue;
+		foreach(lc, family->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+
+			col->values = mt_filter_values_once(col);
+		}
 		families = lappend(families, family);
 	}
 	return families;
@@ -1414,7 +1420,7 @@ too_many_keys(ContTable *t, List *filter, int64 nkeys)
 		{
 			MtFilterColumn *col = lfirst(lc);
 			double		ndistinct = column_ndistinct(t->relid, col->name, rows);
-			double		nvalues = list_length(mt_filter_values_once(col)) + (col->has_null ? 1 : 0);
+			double		nvalues = list_length(col->values) + (col->has_null ? 1 : 0);
 
 			if (ndistinct <= 0)
 				return nkeys > 1000 && nkeys > rows / 10;

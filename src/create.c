@@ -102,18 +102,6 @@ find_planned(List *planned, const char *name)
 	return NULL;
 }
 
-static char *
-name_list_text(List *names)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, names)
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
-	return buf.data;
-}
-
 static bool
 equal_bound(List *a, List *b)
 {
@@ -478,7 +466,7 @@ check_options(MtStatement *st, List *options, List *partition_keys, List *planne
 						 errmsg("column \"%s\" referenced by option \"%s\" is not a partition column",
 								col, opt->key),
 						 partition_keys ?
-						 errdetail("The partition columns are: %s.", name_list_text(partition_keys)) :
+						 errdetail("The partition columns are: %s.", mt_name_list_text(partition_keys)) :
 						 errdetail("The table has no PARTITIONED BY clause."),
 						 mt_errposition(st->source, opt->location)));
 			if (pc->typid != TEXTOID && pc->typid != VARCHAROID && pc->typid != BPCHAROID)

@@ -165,64 +165,42 @@ else
     record pgTAP "none"
 fi
 
-# --- 4. load tests -------------------------------------------------------------
-# Scripts that run a write load against the cluster (environment as for the
-# crash tests below); each cleans up after itself.
-nload=0
-load_failed=""
-for t in test/load/*.sh; do
-    [ -e "$t" ] || continue
-    [ "$nload" = 0 ] && say "load tests: test/load/*.sh"
-    nload=$((nload + 1))
-    name=$(basename "$t" .sh)
-    log="$DIR/load_$name.log"
-    if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
-        echo "ok     $name"
+# --- 4. and 5. scripted tests ----------------------------------------------------
+# run_scripts PHASE DIRECTORY: each script gets the cluster through the
+# environment (PGHOST, PGPORT, PGUSER, PGDATABASE, MT_TEST_DIR, MT_TEST_PORT,
+# PGBIN) and cleans up after itself; a crash test may kill and restart it
+# with scripts/pg_cluster.sh and must leave it running.
+run_scripts() {
+    local phase=$1 dir=$2 n=0 failed="" t name log
+    for t in "$dir"/*.sh; do
+        [ -e "$t" ] || continue
+        [ "$n" = 0 ] && say "$phase tests: $dir/*.sh"
+        n=$((n + 1))
+        name=$(basename "$t" .sh)
+        log="$DIR/${phase}_$name.log"
+        if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
+            echo "ok     $name"
+        else
+            echo "FAILED $name"
+            sed 's/^/    /' "$log"
+            failed="$failed $name"
+        fi
+        # a test that left the server down would fail every later one
+        if ! "$PGBIN/pg_isready" -q -t 5; then
+            bash scripts/pg_cluster.sh restart "$DIR"
+        fi
+    done
+    if [ "$n" = 0 ]; then
+        record "$phase" "none"
+    elif [ -n "$failed" ]; then
+        record "$phase" "FAIL:$failed"
     else
-        echo "FAILED $name"
-        sed 's/^/    /' "$log"
-        load_failed="$load_failed $name"
+        record "$phase" "PASS ($n scripts)"
     fi
-done
-if [ "$nload" = 0 ]; then
-    record load "none"
-elif [ -n "$load_failed" ]; then
-    record load "FAIL:$load_failed"
-else
-    record load "PASS ($nload scripts)"
-fi
-
-# --- 5. crash tests ------------------------------------------------------------
-# Each script gets the cluster through the environment (PGHOST, PGPORT,
-# PGUSER, PGDATABASE, MT_TEST_DIR, MT_TEST_PORT, PGBIN) and may kill and
-# restart it with scripts/pg_cluster.sh; it must leave it running.
-ncrash=0
-crash_failed=""
-for t in test/crash/*.sh; do
-    [ -e "$t" ] || continue
-    [ "$ncrash" = 0 ] && say "crash tests: test/crash/*.sh"
-    ncrash=$((ncrash + 1))
-    name=$(basename "$t" .sh)
-    log="$DIR/crash_$name.log"
-    if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
-        echo "ok     $name"
-    else
-        echo "FAILED $name"
-        sed 's/^/    /' "$log"
-        crash_failed="$crash_failed $name"
-    fi
-    # a test that left the server down would fail every later one
-    if ! "$PGBIN/pg_isready" -q -t 5; then
-        bash scripts/pg_cluster.sh restart "$DIR"
-    fi
-done
-if [ "$ncrash" = 0 ]; then
-    record crash "none"
-elif [ -n "$crash_failed" ]; then
-    record crash "FAIL:$crash_failed"
-else
-    record crash "PASS ($ncrash scripts)"
-fi
+}
+# 4. write loads under pgbench; 5. kills of the server
+run_scripts load test/load
+run_scripts crash test/crash
 
 # --- summary ---------------------------------------------------------------------
 say "summary"

@@ -31,14 +31,14 @@ wait_ready() {
 converge() {
     local deadline=$((SECONDS + ${1:-120})) bad
     while [ $SECONDS -lt $deadline ]; do
-        bad=$(sql -c "SELECT coalesce(sum(load.mt_mismatches(table_name)), 0)
+        bad=$(sql -c "SELECT coalesce(sum(load.mismatches(table_name)), 0)
                         FROM materialized_table.materialized_tables
                        WHERE table_name::text LIKE 'load.%'" 2>/dev/null || echo error)
         [ "$bad" = 0 ] && return 0
         sleep 1
     done
     echo "tables did not converge:" >&2
-    sql -c "SELECT table_name, load.mt_mismatches(table_name), maintenance
+    sql -c "SELECT table_name, load.mismatches(table_name), maintenance
               FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'load.%'" >&2
     sql -c "SELECT relid::regclass, synced, needs_full, pending_since FROM materialized_table_internal.continuous_state" >&2
     grep -E 'materialized_table|ERROR|FATAL' "$MT_TEST_DIR/server.log" | tail -20 >&2

@@ -1,5 +1,5 @@
 -- Sources and CONTINUOUS tables of every query shape, for the load and crash
--- tests.  mt_mismatches(t) counts the rows in which a materialized table and
+-- tests.  mismatches(t) (test/lib/mismatches.sql) counts the rows in which a materialized table and
 -- its query differ (EXCEPT ALL both ways).
 DROP SCHEMA IF EXISTS load CASCADE;
 CREATE SCHEMA load;
@@ -13,15 +13,8 @@ INSERT INTO accounts SELECT i, i % 50, (i * 37) % 1000, CASE WHEN i % 3 > 0 THEN
 INSERT INTO customers SELECT i, 'region ' || (i % 7) FROM generate_series(1, 500) i;
 INSERT INTO orders SELECT i, 1 + (i * 13) % 500, date '2024-01-01' + (i % 30), (i * 7) % 100 FROM generate_series(1, 20000) i;
 
-CREATE FUNCTION mt_mismatches(t regclass) RETURNS bigint LANGUAGE plpgsql AS $f$
-DECLARE
-    v text := (SELECT query_view::text FROM materialized_table_internal.mt_table WHERE relid = t);
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
-                   'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', t, v, v, t) INTO n;
-    RETURN n;
-END $f$;
+\set schema load
+\ir mismatches.sql
 
 SELECT materialized_table.execute($$
 CREATE MATERIALIZED TABLE load.agg FRESHNESS = INTERVAL '1' SECOND AS

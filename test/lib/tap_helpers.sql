@@ -50,17 +50,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION :"schema".mismatches(t regclass) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
-                   t, v, v, t) INTO n;
-    RETURN n;
-END
-$$;
+\ir mismatches.sql
 
 CREATE FUNCTION :"schema".converged(timeout float) RETURNS float
 LANGUAGE plpgsql SET search_path = :"schema", public AS $$

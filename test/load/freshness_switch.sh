@@ -53,15 +53,6 @@ CREATE SCHEMA sw;
 CREATE TABLE sw.accounts (id int PRIMARY KEY, grp int NOT NULL, balance numeric(12,2) NOT NULL);
 ALTER TABLE sw.accounts REPLICA IDENTITY FULL;
 INSERT INTO sw.accounts SELECT i, i % 50, (i * 37) % 5000 FROM generate_series(1, 5000) i;
-CREATE FUNCTION sw.mismatches(t regclass) RETURNS bigint LANGUAGE plpgsql AS $f$
-DECLARE
-    v text := (SELECT query_view::text FROM materialized_table_internal.mt_table WHERE relid = t);
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
-                   'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', t, v, v, t) INTO n;
-    RETURN n;
-END $f$;
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE sw.by_grp (PRIMARY KEY (grp) NOT ENFORCED) FRESHNESS = INTERVAL '1' HOUR AS
     SELECT grp, count(*) AS n, sum(balance) AS total FROM sw.accounts GROUP BY grp;
@@ -69,6 +60,7 @@ SELECT materialized_table.execute($$
     SELECT id, grp, balance FROM sw.accounts WHERE balance > 4000
 $$);
 SQL
+sql -v schema=sw -f "$top/test/lib/mismatches.sql" >/dev/null
 echo "before: by_grp $(state sw.by_grp); rich $(state sw.rich)"
 
 echo "load for ${seconds}s; FULL -> CONTINUOUS after 3s"

@@ -1,0 +1,15 @@
+-- mismatches(t), created in the schema named by the psql variable schema:
+-- the number of rows in which materialized table t and its query differ
+-- (EXCEPT ALL both ways); 0 when the table holds exactly its query's result.
+-- Used by the pgTAP helpers and the load and crash tests.
+CREATE FUNCTION :"schema".mismatches(t regclass) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
+                   t, v, v, t) INTO n;
+    RETURN n;
+END
+$$;
