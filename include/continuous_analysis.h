@@ -11,10 +11,14 @@
  *				columns of a select-project-join query, reached through
  *				equi-join conditions); the rows with those values are
  *				recomputed from the query.  Idempotent.
- *	  DELTAS	single-table GROUP BY whose aggregates are count, sum and avg
- *				of exact types: per-group counters kept in a hidden state
- *				table are adjusted by the changed rows, which are never
- *				read again.  Applied exactly once (see continuous_worker.c).
+ *	  DELTAS	GROUP BY over one table or inner joins, whose aggregates are
+ *				count, sum and avg of exact types: per-group counters kept
+ *				in a hidden state table are adjusted by the changed rows
+ *				of one source (through the join: joined with the other
+ *				sources' current rows), which are never read again;
+ *				changes of the other sources name groups to recompute,
+ *				as KEYS does.  Applied exactly once (see
+ *				continuous_worker.c).
  *	  FULL		anything else: the whole query is recomputed when a source
  *				changed (or every freshness period when the result may
  *				change without any source changing).
@@ -58,7 +62,8 @@ typedef enum MtAggKind
 typedef struct MtDeltaAgg
 {
 	MtAggKind	kind;
-	Expr	   *arg;			/* over the source row; NULL for count(*) */
+	Expr	   *arg;			/* NULL for count(*); over the source row
+								 * unless delta_join */
 	Oid			sum_type;		/* type of the kept sum */
 	char	   *output;			/* result column */
 	Oid			output_type;
@@ -73,11 +78,16 @@ typedef struct MtAnalysis
 	List	   *keys;			/* String: result columns used as keys */
 
 	/* DELTAS */
-	Oid			delta_source;
+	Oid			delta_source;	/* the source whose changed rows adjust */
+	bool		delta_join;		/* ... joined with other sources' rows */
 	Node	   *delta_quals;	/* WHERE, over the source row; or NULL */
 	List	   *group_exprs;	/* Expr over the source row, in group order */
 	List	   *group_outputs;	/* char *: their result columns */
 	List	   *aggs;			/* MtDeltaAgg */
+	char	   *rows_sql;		/* the rows before aggregation: group
+								 * columns, then __mt_arg_<n> */
+	char	   *changes_sql;	/* with delta_join: the same rows for the
+								 * changed rows of delta_source, $1 */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid);

@@ -33,10 +33,11 @@ typedef struct MtDeltaSet MtDeltaSet;
 extern void mt_deltas_create_objects(Oid relid, MtAnalysis *a);
 extern void mt_deltas_drop_objects(Oid relid);
 extern Oid	mt_deltas_derived_view(Oid relid);
-extern void mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot);
+extern void mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filter);
 
 extern MtDeltaSet *mt_deltas_begin(Oid relid, MtAnalysis *a);
 extern void mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign);
+extern void mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude);
 extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
 extern int64 mt_deltas_count(MtDeltaSet *set);
 extern void mt_deltas_log(MtDeltaSet *set);

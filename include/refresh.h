@@ -15,6 +15,8 @@
 #ifndef MT_REFRESH_H
 #define MT_REFRESH_H
 
+#include "access/tupdesc.h"
+#include "nodes/params.h"
 #include "nodes/pg_list.h"
 
 #include "catalog.h"
@@ -52,6 +54,9 @@ typedef struct MtFilterColumn
 typedef struct MtFilterFamily
 {
 	List	   *columns;		/* MtFilterColumn */
+	bool		rowwise;		/* the columns' values go together: a row
+								 * matches the i-th value of every column
+								 * (no NULLs, no repeats removed) */
 } MtFilterFamily;
 
 typedef struct MtRefreshRequest
@@ -82,6 +87,10 @@ extern uint64 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger);
 
 extern List *mt_filter_from_spec(List *spec);
 extern List *mt_filter_values_once(MtFilterColumn *col);
+extern int	mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
+							 ParamListInfo *params);
+extern char *mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes,
+								 int first_param);
 
 /* check a PARTITION (k = 'v', ...) spec against the table's partition keys */
 extern void mt_check_partition_spec(MtTable *mt, List *spec, const char *source);

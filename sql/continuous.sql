@@ -84,20 +84,34 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_distinct FRESHNESS = INTERVAL '1' SECOND
     AS SELECT DISTINCT g, b FROM cont.s$$);
 
--- GROUP BY over an equi-join: a changed order names its ds, a changed
--- customer its region -- each source names some group columns
+-- GROUP BY over an equi-join, count, sum and avg: deltas through the join.
+-- The largest source not joined by its primary key (orders) adjusts the
+-- groups, its changed rows joined with the current customers; a changed
+-- customer recomputes the groups of its old and new region
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE k_join FRESHNESS = INTERVAL '1' SECOND
+  CREATE MATERIALIZED TABLE d_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT o.ds, c.region, count(*) AS n, sum(o.amount) AS total
          FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.ds, c.region$$);
--- the join column itself as a group column: both sides name it
+-- the join column itself as a group column: a changed customer names its id
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE k_join_key FRESHNESS = INTERVAL '1' SECOND
+  CREATE MATERIALIZED TABLE d_join_key FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, c.region, count(*) AS n FROM cont.o, cont.c WHERE c.id = o.customer_id GROUP BY c.id, c.region$$);
--- when a source names no group column, its changes recompute the table
+-- orders need not name a group column; customers that name none
+-- recompute the table
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE k_join_partial FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT c.region, sum(o.amount) AS total FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY c.region$$);
+  CREATE MATERIALIZED TABLE d_join_partial FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.ds, sum(o.amount) AS total FROM cont.o JOIN cont.c ON c.id = o.customer_id
+        WHERE c.region <> 'region 0' GROUP BY o.ds$$);
+-- other aggregates over a join: a changed order names its ds, a changed
+-- customer its region -- the groups with those values are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.ds, c.region, count(*) AS n, max(o.amount) AS top
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.ds, c.region$$);
+-- a source read twice: no deltas (a change would be on both sides)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_self_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT a.ds, count(*) AS pairs FROM cont.o a JOIN cont.o b ON b.ds = a.ds GROUP BY a.ds$$);
 -- a select-project-join
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND

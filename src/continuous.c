@@ -155,6 +155,8 @@ state_insert(Oid relid, MtAnalysis *a)
 	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0 ||
 		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
 	SPI_finish();
@@ -188,6 +190,11 @@ state_delete(Oid relid)
 		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas d "
 							  "WHERE d.relid = $1 OR d.relid IN "
 							  "(SELECT relid FROM materialized_table_internal.change_deltas "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline b "
+							  "WHERE b.relid = $1 OR b.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.continuous_baseline "
 							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not forget the continuous pipeline of a table");

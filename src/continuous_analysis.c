@@ -33,8 +33,12 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 #include "commands.h"
 #include "continuous_analysis.h"
@@ -515,23 +519,210 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 	return -1;
 }
 
-/* Fill the DELTAS part of a if the query allows it. */
+/* Is every item of the jointree a plain relation, joined by inner joins? */
 static bool
-try_deltas(Query *q, MtAnalysis *a)
+inner_joins_only(Query *q, Node *node)
+{
+	ListCell   *lc;
+
+	if (IsA(node, RangeTblRef))
+		return rt_fetch(((RangeTblRef *) node)->rtindex, q->rtable)->rtekind == RTE_RELATION;
+	if (IsA(node, JoinExpr))
+		return ((JoinExpr *) node)->jointype == JOIN_INNER &&
+			inner_joins_only(q, ((JoinExpr *) node)->larg) &&
+			inner_joins_only(q, ((JoinExpr *) node)->rarg);
+	if (!IsA(node, FromExpr))
+		return false;
+	foreach(lc, ((FromExpr *) node)->fromlist)
+		if (!inner_joins_only(q, lfirst(lc)))
+			return false;
+	return true;
+}
+
+/* Is every column of the relation's primary key equal to another source's? */
+static bool
+joined_by_primary_key(Graph *g, int rtindex, Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	bool		result = OidIsValid(pk);
+
+	table_close(rel, AccessShareLock);
+	if (!result)
+		return false;
+	rel = index_open(pk, AccessShareLock);
+	for (int i = 0; i < rel->rd_index->indnkeyatts && result; i++)
+	{
+		VarRef		key = {rtindex, rel->rd_index->indkey.values[i]};
+		ListCell   *lc;
+
+		result = false;
+		foreach(lc, g->edges)
+		{
+			Edge	   *e = lfirst(lc);
+
+			if ((same_var(e->from, key) && e->to.varno != rtindex) ||
+				(same_var(e->to, key) && e->from.varno != rtindex))
+				result = true;
+		}
+	}
+	index_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * The source whose changed rows become adjustments through the join: one
+ * that is not joined by its primary key (the others look like dimensions
+ * of it), the largest by its statistics, the first in the query on a tie.
+ */
+static int
+delta_rtindex(Graph *g, List *rtindexes)
+{
+	int			best = 0;
+	bool		best_dimension = true;
+	double		best_rows = -1;
+	ListCell   *lc;
+
+	foreach(lc, rtindexes)
+	{
+		int			rtindex = lfirst_int(lc);
+		Oid			relid = rt_fetch(rtindex, g->q->rtable)->relid;
+		bool		dimension = joined_by_primary_key(g, rtindex, relid);
+		double		rows = 0;
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			rows = Max(0, ((Form_pg_class) GETSTRUCT(tup))->reltuples);
+			ReleaseSysCache(tup);
+		}
+		if (best == 0 || (best_dimension && !dimension) ||
+			(best_dimension == dimension && rows > best_rows))
+		{
+			best = rtindex;
+			best_dimension = dimension;
+			best_rows = rows;
+		}
+	}
+	return best;
+}
+
+/*
+ * The query's rows before aggregation: its FROM and WHERE, the grouping
+ * columns under their result names, then the argument of each aggregate
+ * that has one as __mt_arg_<n>.
+ */
+static Query *
+rows_query(Query *q, List *group_tles, MtAnalysis *a)
+{
+	Query	   *rows = copyObject(q);
+	ListCell   *lc;
+	int			resno = 1;
+
+	rows->targetList = NIL;
+	foreach(lc, group_tles)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		rows->targetList = lappend(rows->targetList,
+								   makeTargetEntry(copyObject(tle->expr), resno++,
+												   pstrdup(tle->resname), false));
+	}
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+
+		if (d->arg)
+			rows->targetList = lappend(rows->targetList,
+									   makeTargetEntry(copyObject(d->arg), resno,
+													   psprintf("__mt_arg_%d", foreach_current_index(lc) + 1),
+													   false));
+		resno++;
+	}
+	rows->hasAggs = false;
+	rows->groupClause = NIL;
+	rows->groupDistinct = false;
+	rows->havingQual = NULL;
+	rows->sortClause = NIL;
+	return rows;
+}
+
+/* A query's text with every name not in pg_catalog qualified. */
+static char *
+query_text(Query *q)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char	   *text;
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	text = pg_get_querydef(q, false);
+	AtEOXact_GUC(false, nestlevel);
+	return text;
+}
+
+/*
+ * The rows query with one source replaced by unnest($1), $1 an array of
+ * that source's rows (its row type): the rows a set of changed rows of the
+ * source gives, joined with the other sources as they are.
+ */
+static char *
+changes_sql(Query *rows, int rtindex)
+{
+	Query	   *changes = copyObject(rows);
+	RangeTblEntry *rte = rt_fetch(rtindex, changes->rtable);
+	Oid			rowtype = get_rel_type_id(rte->relid);
+	Param	   *param = makeNode(Param);
+	FuncExpr   *unnest;
+	RangeTblFunction *function = makeNode(RangeTblFunction);
+
+	param->paramkind = PARAM_EXTERN;
+	param->paramid = 1;
+	param->paramtype = get_array_type(rowtype);
+	param->paramtypmod = -1;
+	param->location = -1;
+	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, rowtype, list_make1(param), InvalidOid,
+						  InvalidOid, COERCE_EXPLICIT_CALL);
+	unnest->funcretset = true;
+	function->funcexpr = (Node *) unnest;
+	function->funccolcount = list_length(rte->eref->colnames);
+	rte->rtekind = RTE_FUNCTION;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = NoLock;
+	rte->inh = false;
+	rte->functions = list_make1(function);
+	rte->funcordinality = false;
+	return query_text(changes);
+}
+
+/*
+ * Fill the DELTAS part of a if the query allows it: aggregates of inner
+ * joins of plain relations (each read once), grouped by plain columns.
+ */
+static bool
+try_deltas(Graph *g, Query *q, MtAnalysis *a)
 {
 	RangeTblEntry *rte;
+	List	   *rtindexes = NIL;
+	List	   *relids = NIL;
+	List	   *group_tles = NIL;
+	Query	   *rows;
 	ListCell   *lc;
-	Node	   *from;
+	int			rtindex;
 
 	if (!q->hasAggs || q->havingQual || q->distinctClause ||
-		list_length(q->jointree->fromlist) != 1)
+		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
-	from = linitial(q->jointree->fromlist);
-	if (!IsA(from, RangeTblRef))
-		return false;
-	rte = rt_fetch(((RangeTblRef *) from)->rtindex, q->rtable);
-	if (rte->rtekind != RTE_RELATION)
-		return false;
+	relids_under(q, (Node *) q->jointree, &rtindexes);
+	foreach(lc, rtindexes)
+	{
+		Oid			relid = rt_fetch(lfirst_int(lc), q->rtable)->relid;
+
+		if (list_member_oid(relids, relid))
+			return false;		/* a change would be on both sides of the join */
+		relids = lappend_oid(relids, relid);
+	}
 
 	foreach(lc, q->groupClause)
 	{
@@ -549,6 +740,7 @@ try_deltas(Query *q, MtAnalysis *a)
 			continue;
 		if (tle->ressortgroupref && base_var(q, (Node *) tle->expr))
 		{
+			group_tles = lappend(group_tles, tle);
 			a->group_exprs = lappend(a->group_exprs, copyObject(tle->expr));
 			a->group_outputs = lappend(a->group_outputs, pstrdup(tle->resname));
 		}
@@ -571,15 +763,25 @@ try_deltas(Query *q, MtAnalysis *a)
 	}
 	if (list_length(a->group_exprs) != list_length(q->groupClause))
 		return false;
-	a->delta_source = rte->relid;
-	a->delta_quals = copyObject(q->jointree->quals);
 
-	/* the expressions will be evaluated on (and deparsed for) the source alone */
-	ChangeVarNodes((Node *) a->group_exprs, ((RangeTblRef *) from)->rtindex, 1, 0);
-	ChangeVarNodes(a->delta_quals, ((RangeTblRef *) from)->rtindex, 1, 0);
+	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
+	rte = rt_fetch(rtindex, q->rtable);
+	a->delta_source = rte->relid;
+	a->delta_join = list_length(rtindexes) > 1;
+	rows = rows_query(q, group_tles, a);
+	a->rows_sql = query_text(rows);
+	if (a->delta_join)
+	{
+		a->changes_sql = changes_sql(rows, rtindex);
+		return true;
+	}
+
+	/* one source: evaluated on (and deparsed for) its changed rows alone */
+	a->delta_quals = copyObject(q->jointree->quals);
+	ChangeVarNodes((Node *) a->group_exprs, rtindex, 1, 0);
+	ChangeVarNodes(a->delta_quals, rtindex, 1, 0);
 	foreach(lc, a->aggs)
-		ChangeVarNodes((Node *) ((MtDeltaAgg *) lfirst(lc))->arg,
-					   ((RangeTblRef *) from)->rtindex, 1, 0);
+		ChangeVarNodes((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, rtindex, 1, 0);
 	return true;
 }
 
@@ -722,14 +924,35 @@ mt_analyze_query_view(Oid viewid)
 			a->keys = list_append_unique(a->keys, lfirst(lr));
 	}
 
-	if (!any_keyed)
-		return full_analysis(viewid, q, "no change of a source names key values of the result");
-
-	if (try_deltas(q, a))
+	if (try_deltas(&g, q, a))
 	{
+		List	   *named = NIL;
+
 		a->strategy = MT_STRATEGY_DELTAS;
-		a->reason = pstrdup("count, sum and avg per group are kept and adjusted by each changed row");
+		foreach(lc, a->uses)
+		{
+			MtSourceUse *use = lfirst(lc);
+
+			/* its changes are adjustments: they need not name keys */
+			if (use->relid == a->delta_source)
+				use->full = false;
+			else
+				foreach(lr, use->key_columns)
+					named = list_append_unique(named, lfirst(lr));
+		}
+		if (!a->delta_join)
+			a->reason = pstrdup("count, sum and avg per group are kept and adjusted by each changed row");
+		else
+		{
+			a->reason = psprintf("count, sum and avg per group are kept and adjusted by each changed row of %s, joined with the other sources",
+								 get_rel_name(a->delta_source));
+			if (named != NIL)
+				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
+									 a->reason, mt_name_list_text(named));
+		}
 	}
+	else if (!any_keyed)
+		return full_analysis(viewid, q, "no change of a source names key values of the result");
 	else
 	{
 		a->strategy = MT_STRATEGY_KEYS;

@@ -145,10 +145,14 @@ mt_chain_begin(MtTable *upstream, TupleDesc desc)
 		if (d->analysis->strategy == MT_STRATEGY_DELTAS &&
 			((desc->constr && desc->constr->has_generated_stored) || upstream->metadata_columns))
 			d->full = true;
-		if (!d->full && d->analysis->strategy == MT_STRATEGY_DELTAS)
+		/* through a join, rows of the upstream table would need joining here */
+		if (d->analysis->delta_join && d->analysis->delta_source == relid)
+			d->full = true;
+		if (!d->full && d->analysis->strategy == MT_STRATEGY_DELTAS && !d->analysis->delta_join)
 			d->deltas = mt_deltas_begin(d->relid, d->analysis);
-		if (!d->full && d->analysis->strategy == MT_STRATEGY_KEYS)
+		else if (!d->full)
 		{
+			/* keys: of a KEYS table, or of a source a DELTAS table joins */
 			int			u = 0;
 
 			d->out = palloc(sizeof(FmgrInfo *) * (list_length(d->uses) + 1));

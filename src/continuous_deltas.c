@@ -234,62 +234,105 @@ mt_deltas_drop_objects(Oid relid)
 	CommandCounterIncrement();
 }
 
+/* The state table's columns, for reading filters on group columns. */
+static TupleDesc
+state_desc(Oid relid)
+{
+	Relation	state = table_open(get_relname_relid(psprintf("state_%u", relid),
+													 mt_internal_namespace()),
+								   AccessShareLock);
+	TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(state));
+
+	table_close(state, AccessShareLock);
+	return desc;
+}
+
+/*
+ * "r.<group column>, ..., <aggregates>" over the query's rows (the rows
+ * query of the analysis, as r), in the state's column order after the
+ * group columns: the row count, then per aggregate the sum of its argument
+ * and the number of non-NULL arguments (count(*) keeps none: its count is
+ * the row count).
+ */
+static char *
+state_aggregates(MtAnalysis *a, bool sums_as_numeric)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, a->group_outputs)
+		appendStringInfo(&buf, "r.%s, ", quote_identifier(lfirst(lc)));
+	appendStringInfoString(&buf, "pg_catalog.count(*)");
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		char	   *arg = psprintf("r.__mt_arg_%d", foreach_current_index(lc) + 1);
+
+		char	   *sum_type = format_type_be_qualified(sums_as_numeric ? NUMERICOID : d->sum_type);
+
+		if (d->kind == MT_AGG_COUNT_STAR)
+			appendStringInfo(&buf, ", 0::%s, 0::pg_catalog.int8", sum_type);
+		else if (d->kind == MT_AGG_COUNT)
+			appendStringInfo(&buf, ", 0::%s, pg_catalog.count(%s)", sum_type, arg);
+		else
+			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0), pg_catalog.count(%s)",
+							 arg, sum_type, arg);
+	}
+	return buf.data;
+}
+
+static char *
+group_by_positions(int ngroup)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 1; i <= ngroup; i++)
+		appendStringInfo(&buf, "%s%d", i > 1 ? ", " : " GROUP BY ", i);
+	return buf.data;
+}
+
 /*
  * mt_deltas_rebuild_state
- *		Recompute the whole state from the source, as of snapshot.
+ *		Recompute the state from the sources, as of snapshot: all of it, or
+ *		the groups the filter names (on group columns).
  */
 void
-mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot)
+mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filter)
 {
-	List	   *context = deparse_context_for("t", a->delta_source);
 	char	   *state = internal_name("state", relid);
-	StringInfoData sql;
-	ListCell   *lc;
+	TupleDesc	desc = state_desc(relid);
+	Oid		   *argtypes;
+	Datum	   *values;
+	ParamListInfo params;
+	int			nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
+	char	   *where_state = "";
+	char	   *where_rows = "";
 	SPIPlanPtr	plan;
-	int			i;
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s SELECT ", state);
-	foreach(lc, a->group_exprs)
-		appendStringInfo(&sql, "%s, ", deparse_expression(lfirst(lc), context, false, false));
-	appendStringInfoString(&sql, "pg_catalog.count(*)");
-	i = 0;
-	foreach(lc, a->aggs)
+	if (filter != NIL)
 	{
-		MtDeltaAgg *d = lfirst(lc);
-		char	   *arg = d->arg ? deparse_expression((Node *) d->arg, context, false, false) : NULL;
-
-		if (d->kind == MT_AGG_COUNT_STAR)
-			appendStringInfoString(&sql, ", 0, 0");
-		else if (d->kind == MT_AGG_COUNT)
-			appendStringInfo(&sql, ", 0, pg_catalog.count(%s)", arg);
-		else
-			appendStringInfo(&sql, ", COALESCE(pg_catalog.sum(%s)::%s, 0), pg_catalog.count(%s)",
-							 arg, format_type_be_qualified(d->sum_type), arg);
-		i++;
-	}
-	appendStringInfo(&sql, " FROM %s AS t", mt_qualified_name(a->delta_source));
-	if (a->delta_quals)
-		appendStringInfo(&sql, " WHERE %s",
-						 deparse_expression(a->delta_quals, context, false, false));
-	if (a->group_exprs)
-	{
-		appendStringInfoString(&sql, " GROUP BY ");
-		for (i = 1; i <= list_length(a->group_exprs); i++)
-			appendStringInfo(&sql, "%s%d", i > 1 ? ", " : "", i);
+		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
+		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
 	}
 
 	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
-	mt_spi_exec(psprintf("DELETE FROM %s", state), SPI_OK_DELETE);
-	plan = SPI_prepare(sql.data, 0, NULL);
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
+							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
+	plan = SPI_prepare(psprintf("INSERT INTO %s SELECT %s FROM (%s) r%s%s", state,
+								state_aggregates(a, false), a->rows_sql, where_rows,
+								group_by_positions(list_length(a->group_outputs))),
+					   nparams, argtypes);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the state of \"%s\": %s", get_rel_name(relid),
 			 SPI_result_code_string(SPI_result));
-	if (SPI_execute_snapshot(plan, NULL, NULL, snapshot, InvalidSnapshot, false, false, 0) !=
+	if (SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot, false, false, 0) !=
 		SPI_OK_INSERT)
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
 	SPI_finish();
@@ -318,6 +361,17 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	set->context = AllocSetContextCreate(CurrentMemoryContext, "materialized_table deltas",
 										 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(set->context);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(DeltaBucket);
+	ctl.hcxt = set->context;
+	set->buckets = hash_create("materialized_table delta groups", 256, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	if (a->delta_join)
+	{
+		/* rows come through the join, in SQL (mt_deltas_add_joined) */
+		MemoryContextSwitchTo(old);
+		return set;
+	}
 
 	source = table_open(a->delta_source, AccessShareLock);
 	set->estate = CreateExecutorState();
@@ -358,12 +412,6 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 		fmgr_info(typoutput, &set->group_out[i]);
 		i++;
 	}
-
-	ctl.keysize = sizeof(uint32);
-	ctl.entrysize = sizeof(DeltaBucket);
-	ctl.hcxt = set->context;
-	set->buckets = hash_create("materialized_table delta groups", 256, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	MemoryContextSwitchTo(old);
 	return set;
 }
@@ -482,6 +530,88 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	set->nrows++;
 	ResetExprContext(econtext);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * mt_deltas_add_joined
+ *		Rows of the delta source (in its column layout) that were added
+ *		(sign 1) or removed (sign -1), joined with the other sources as they
+ *		are now.  Groups the filter exclude names get nothing from them.
+ */
+void
+mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
+{
+	MtAnalysis *a = set->a;
+	TupleDesc	desc = state_desc(set->relid);
+	Relation	source;
+	TupleDesc	sdesc;
+	Oid		   *ftypes;
+	Datum	   *fvalues;
+	ParamListInfo fparams;
+	int			nfilter = mt_filter_params(exclude, desc, &ftypes, &fvalues, &fparams);
+	Oid		   *types = palloc(sizeof(Oid) * (nfilter + 1));
+	Datum	   *values = palloc(sizeof(Datum) * (nfilter + 1));
+	Datum	   *rows = palloc(sizeof(Datum) * (list_length(tuples) + 1));
+	Oid			rowtype = get_rel_type_id(a->delta_source);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	ListCell   *lc;
+	uint64		r;
+	int			n = 0;
+	char	   *sql;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+
+	if (tuples == NIL)
+		return;
+	source = table_open(a->delta_source, AccessShareLock);
+	sdesc = RelationGetDescr(source);
+	foreach(lc, tuples)
+		rows[n++] = heap_copy_tuple_as_datum(lfirst(lc), sdesc);
+	table_close(source, AccessShareLock);
+	get_typlenbyvalalign(rowtype, &typlen, &typbyval, &typalign);
+	types[0] = get_array_type(rowtype);
+	values[0] = PointerGetDatum(construct_array(rows, n, rowtype, typlen, typbyval, typalign));
+	memcpy(types + 1, ftypes, sizeof(Oid) * nfilter);
+	memcpy(values + 1, fvalues, sizeof(Datum) * nfilter);
+
+	sql = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, true), a->changes_sql,
+				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
+									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
+				   group_by_positions(set->ngroup));
+	mt_run_as_owner_begin(mt_table_owner(set->relid), &save_userid, &save_sec, &save_nestlevel);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, nfilter + 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(a->delta_source));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	rdesc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(set->context);
+		char	  **group = palloc(sizeof(char *) * (set->ngroup + 1));
+		DeltaGroup *g;
+		bool		isnull;
+		int			i;
+
+		for (i = 0; i < set->ngroup; i++)
+			group[i] = SPI_getvalue(tup, rdesc, i + 1);
+		g = find_group(set, group);
+		g->rows += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
+		for (i = 0; i < set->nagg; i++)
+		{
+			Datum		sum = SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull);
+
+			g->sums[i] = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub, g->sums[i], sum);
+			g->nn[i] += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
+														   &isnull));
+		}
+		MemoryContextSwitchTo(old);
+	}
+	set->nrows += n;
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 }
 
 /*
@@ -609,6 +739,67 @@ column_array(List *groups, int ngroup, int col, bool keys, int agg, bool sums)
 											  TYPALIGN_INT));
 }
 
+/* A filter family of one column per group column, values appended below. */
+static MtFilterFamily *
+group_family(MtDeltaSet *set, bool rowwise)
+{
+	MtFilterFamily *family = palloc0(sizeof(MtFilterFamily));
+	ListCell   *lc;
+
+	family->rowwise = rowwise;
+	foreach(lc, set->a->group_outputs)
+	{
+		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+
+		col->name = lfirst(lc);
+		family->columns = lappend(family->columns, col);
+	}
+	return family;
+}
+
+/*
+ * The groups of the set as a filter.  With several group columns, the
+ * groups are matched row by row: matching each column's values alone would
+ * take in every combination of them -- with GROUP BY day, region, a few
+ * changed rows would name every region of every day they touch.  A group
+ * with a NULL column is a family of its own (row matching has no NULLs).
+ */
+static List *
+touched_groups(MtDeltaSet *set)
+{
+	MtFilterFamily *rows = group_family(set, set->ngroup > 1);
+	List	   *filter = list_make1(rows);
+	ListCell   *lg;
+	int			i;
+
+	foreach(lg, set->groups)
+	{
+		DeltaGroup *g = lfirst(lg);
+		MtFilterFamily *family = rows;
+
+		for (i = 0; i < set->ngroup && rows->rowwise; i++)
+			if (g->values[i] == NULL)
+			{
+				family = group_family(set, false);
+				filter = lappend(filter, family);
+				break;
+			}
+		for (i = 0; i < set->ngroup; i++)
+		{
+			MtFilterColumn *col = list_nth(family->columns, i);
+
+			if (g->values[i] == NULL)
+				col->has_null = true;
+			else
+				col->values = lappend(col->values, g->values[i]);
+		}
+	}
+	if (list_length(((MtFilterColumn *) linitial(rows->columns))->values) == 0 &&
+		!((MtFilterColumn *) linitial(rows->columns))->has_null)
+		filter = list_delete_first(filter);
+	return filter;
+}
+
 /*
  * mt_deltas_apply
  *		Add the adjustments to the state; return the filter of the groups
@@ -632,7 +823,6 @@ mt_deltas_apply(MtDeltaSet *set)
 	int			nparams = set->ngroup + 1 + 2 * set->nagg;
 	Oid		   *types = palloc(sizeof(Oid) * nparams);
 	Datum	   *values = palloc(sizeof(Datum) * nparams);
-	MtFilterFamily *family;
 	ListCell   *lc;
 	int			p = 0;
 	int			i;
@@ -710,26 +900,5 @@ mt_deltas_apply(MtDeltaSet *set)
 		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	SPI_finish();
 
-	/* the touched groups */
-	family = palloc0(sizeof(MtFilterFamily));
-	i = 0;
-	foreach(lc, a->group_outputs)
-	{
-		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
-		ListCell   *lg;
-
-		col->name = lfirst(lc);
-		foreach(lg, set->groups)
-		{
-			DeltaGroup *g = lfirst(lg);
-
-			if (g->values[i] == NULL)
-				col->has_null = true;
-			else
-				col->values = lappend(col->values, g->values[i]);
-		}
-		i++;
-		family->columns = lappend(family->columns, col);
-	}
-	return list_make1(family);
+	return touched_groups(set);
 }

@@ -120,7 +120,24 @@ typedef struct RowChange
 {
 	HeapTuple	tuple;			/* in the source table's layout */
 	int			sign;
+	TransactionId xid;
 } RowChange;
+
+/* The transactions a snapshot saw (see Baselines above). */
+typedef struct Seen
+{
+	TransactionId xmin;
+	TransactionId xmax;
+	TransactionId *xip;
+	int			nxip;
+} Seen;
+
+/* Groups of a DELTAS table recomputed as of a snapshot. */
+typedef struct GroupBaseline
+{
+	Seen		seen;
+	List	   *groups;			/* MtFilterFamily */
+} GroupBaseline;
 
 /* A CONTINUOUS table this worker maintains. */
 typedef struct ContTable
@@ -133,10 +150,7 @@ typedef struct ContTable
 	int64		freshness;		/* microseconds */
 	bool		synced;			/* taken up: its changes are followed */
 	bool		has_baseline;
-	TransactionId base_xmin;
-	TransactionId base_xmax;
-	TransactionId *base_xip;
-	int			base_nxip;
+	Seen		baseline;
 
 	/* this batch, in batch_context */
 	bool		full;
@@ -201,6 +215,60 @@ static TimestampTz batch_horizon = 0;	/* commits before this are in it */
  * ---------------------------------------------------------------------
  */
 
+/* What a snapshot recorded as xmin, xmax and xip saw, in the current context. */
+static Seen
+seen_from(HeapTuple tup, TupleDesc desc, int first)
+{
+	Seen		seen;
+	bool		isnull;
+	Datum	   *elems;
+	int			i;
+
+	seen.xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, first, &isnull));
+	seen.xmax = DatumGetTransactionId(SPI_getbinval(tup, desc, first + 1, &isnull));
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, first + 2, &isnull)),
+					  XIDOID, sizeof(TransactionId), true, TYPALIGN_INT, &elems, NULL,
+					  &seen.nxip);
+	seen.xip = palloc(sizeof(TransactionId) * (seen.nxip + 1));
+	for (i = 0; i < seen.nxip; i++)
+		seen.xip[i] = DatumGetTransactionId(elems[i]);
+	return seen;
+}
+
+/* A snapshot's xmin, xmax and xip as parameters values[0..2]. */
+static void
+seen_datums(Snapshot snap, Oid *types, Datum *values)
+{
+	Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
+	uint32		i;
+
+	for (i = 0; i < snap->xcnt; i++)
+		xip[i] = TransactionIdGetDatum(snap->xip[i]);
+	types[0] = XIDOID;
+	types[1] = XIDOID;
+	types[2] = XIDARRAYOID;
+	values[0] = TransactionIdGetDatum(snap->xmin);
+	values[1] = TransactionIdGetDatum(snap->xmax);
+	values[2] = PointerGetDatum(construct_array(xip, snap->xcnt, XIDOID, sizeof(TransactionId),
+												true, TYPALIGN_INT));
+}
+
+/* Did the snapshot see transaction xid (committed: it was decoded)? */
+static bool
+saw(Seen *seen, TransactionId xid)
+{
+	int			i;
+
+	if (TransactionIdPrecedes(xid, seen->xmin))
+		return true;
+	if (TransactionIdFollowsOrEquals(xid, seen->xmax))
+		return false;
+	for (i = 0; i < seen->nxip; i++)
+		if (TransactionIdEquals(xid, seen->xip[i]))
+			return false;
+	return true;
+}
+
 static void
 load_baseline(ContTable *t)
 {
@@ -210,8 +278,9 @@ load_baseline(ContTable *t)
 	t->has_baseline = false;
 	t->synced = false;
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT synced, baseline_xmin, baseline_xmax, baseline_xip "
-							  "FROM materialized_table_internal.continuous_state WHERE relid = $1",
+	if (SPI_execute_with_args("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+							  "baseline_xip FROM materialized_table_internal.continuous_state "
+							  "WHERE relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
 	if (SPI_processed == 1)
@@ -219,28 +288,14 @@ load_baseline(ContTable *t)
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-		Datum		d;
 
 		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
-		d = SPI_getbinval(tup, desc, 2, &isnull);
-		if (!isnull)
+		if (DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
 		{
-			ArrayType  *xip;
-			Datum	   *elems;
-			int			n;
-			int			i;
 			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
 
 			t->has_baseline = true;
-			t->base_xmin = DatumGetTransactionId(d);
-			t->base_xmax = DatumGetTransactionId(SPI_getbinval(tup, desc, 3, &isnull));
-			xip = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 4, &isnull));
-			deconstruct_array(xip, XIDOID, sizeof(TransactionId), true, TYPALIGN_INT,
-							  &elems, NULL, &n);
-			t->base_xip = palloc(sizeof(TransactionId) * (n + 1));
-			for (i = 0; i < n; i++)
-				t->base_xip[i] = DatumGetTransactionId(elems[i]);
-			t->base_nxip = n;
+			t->baseline = seen_from(tup, desc, 3);
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -251,18 +306,114 @@ load_baseline(ContTable *t)
 static bool
 in_baseline(ContTable *t, TransactionId xid)
 {
-	int			i;
+	return t->has_baseline && saw(&t->baseline, xid);
+}
 
-	if (!t->has_baseline)
-		return false;
-	if (TransactionIdPrecedes(xid, t->base_xmin))
-		return true;
-	if (TransactionIdFollowsOrEquals(xid, t->base_xmax))
-		return false;
-	for (i = 0; i < t->base_nxip; i++)
-		if (TransactionIdEquals(xid, t->base_xip[i]))
-			return false;
-	return true;
+/* The group baselines of a DELTAS table, oldest first. */
+static List *
+group_baselines(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *result = NIL;
+	GroupBaseline *b = NULL;
+	MtFilterFamily *family = NULL;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	int			family_no = -1;
+	uint64		r;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT lsn, family, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip "
+							  "FROM materialized_table_internal.continuous_baseline "
+							  "WHERE relid = $1 ORDER BY lsn, family, position",
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the baselines of \"%s\"", get_rel_name(relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+		XLogRecPtr	row_lsn;
+		int			row_family;
+		Datum	   *elems;
+		bool	   *nulls;
+		bool		isnull;
+		int			n;
+		int			i;
+
+		row_lsn = DatumGetLSN(SPI_getbinval(tup, desc, 1, &isnull));
+		row_family = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+		if (b == NULL || row_lsn != lsn)
+		{
+			b = palloc0(sizeof(GroupBaseline));
+			b->seen = seen_from(tup, desc, 6);
+			result = lappend(result, b);
+			lsn = row_lsn;
+			family = NULL;
+		}
+		if (family == NULL || row_family != family_no)
+		{
+			family = palloc0(sizeof(MtFilterFamily));
+			b->groups = lappend(b->groups, family);
+			family_no = row_family;
+		}
+		col->name = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 4, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		for (i = 0; i < n; i++)
+			col->values = lappend(col->values, TextDatumGetCString(elems[i]));
+		col->has_null = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		family->columns = lappend(family->columns, col);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
+/*
+ * Record that the groups were recomputed as of snap; every transaction it
+ * saw had committed before lsn.
+ */
+static void
+record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
+{
+	Oid			types[10] = {OIDOID, PG_LSNOID, INT4OID, INT4OID, TEXTOID, TEXTARRAYOID, BOOLOID};
+	Datum		values[10];
+	SPIPlanPtr	plan;
+	ListCell   *lf;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = LSNGetDatum(lsn);
+	seen_datums(snap, types + 7, values + 7);
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.continuous_baseline "
+					   "(relid, lsn, family, position, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", 10, types);
+	foreach(lf, groups)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			Datum	   *elems = palloc(sizeof(Datum) * (list_length(col->values) + 1));
+			ListCell   *lv;
+
+			foreach(lv, col->values)
+				elems[foreach_current_index(lv)] = CStringGetTextDatum(lfirst(lv));
+			values[2] = Int32GetDatum(foreach_current_index(lf));
+			values[3] = Int32GetDatum(foreach_current_index(lc));
+			values[4] = CStringGetTextDatum(col->name);
+			values[5] = PointerGetDatum(construct_array(elems, list_length(col->values), TEXTOID,
+														-1, false, TYPALIGN_INT));
+			values[6] = BoolGetDatum(col->has_null);
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(relid));
+		}
+	}
+	SPI_finish();
 }
 
 static Interest *
@@ -688,7 +839,9 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			continue;
 		}
 
-		if (t->analysis->strategy == MT_STRATEGY_KEYS)
+		/* through a join, changes of the other sources name groups */
+		if (t->analysis->strategy == MT_STRATEGY_KEYS ||
+			in->use->relid != t->analysis->delta_source)
 		{
 			char	  **values = palloc(sizeof(char *) * (in->nkeys + 1));
 
@@ -722,6 +875,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 					continue;
 				rc = palloc(sizeof(RowChange));
 				rc->sign = (i == 0) ? -1 : 1;
+				rc->xid = txn->xid;
 				rc->tuple = in->to_source ?
 					execute_attr_map_tuple(tuples[i], in->to_source) :
 					heap_copytuple(tuples[i]);
@@ -819,6 +973,7 @@ mark_all_unsynced(const char *why)
 	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
 				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
 				SPI_OK_UPDATE);
+	mt_spi_exec("DELETE FROM materialized_table_internal.continuous_baseline", SPI_OK_DELETE);
 	SPI_finish();
 	if (why)
 		foreach(lc, tables)
@@ -1257,6 +1412,70 @@ log_keys(ContTable *t)
 	SPI_finish();
 }
 
+/*
+ * A DELTAS table through a join: the batch's changed rows joined with the
+ * other sources.  Groups recomputed as of a snapshot that saw a change's
+ * transaction already count it: the change adds nothing to them.  Changes
+ * are joined in classes of the same sign and the same baselines that saw
+ * them (nearly always one class of each sign: none saw them).
+ */
+static void
+add_joined_changes(ContTable *t, MtDeltaSet *set)
+{
+	List	   *baselines = group_baselines(t->relid);
+	List	   *masks = NIL;	/* Bitmapset: which baselines saw them */
+	List	   *classes = NIL;	/* List of HeapTuple, in step with masks */
+	int			sign;
+	ListCell   *lc;
+
+	for (sign = -1; sign <= 1; sign += 2)
+	{
+		ListCell   *lm;
+		ListCell   *lt;
+
+		list_free(masks);
+		list_free(classes);
+		masks = NIL;
+		classes = NIL;
+		foreach(lc, t->changes)
+		{
+			RowChange  *rc = lfirst(lc);
+			Bitmapset  *mask = NULL;
+			ListCell   *lb;
+			bool		placed = false;
+
+			if (rc->sign != sign)
+				continue;
+			foreach(lb, baselines)
+				if (saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
+					mask = bms_add_member(mask, foreach_current_index(lb));
+			forboth(lm, masks, lt, classes)
+			{
+				if (bms_equal(lfirst(lm), mask))
+				{
+					lfirst(lt) = lappend(lfirst(lt), rc->tuple);
+					placed = true;
+					break;
+				}
+			}
+			if (!placed)
+			{
+				masks = lappend(masks, mask);
+				classes = lappend(classes, list_make1(rc->tuple));
+			}
+		}
+		forboth(lm, masks, lt, classes)
+		{
+			List	   *exclude = NIL;
+			int			b = -1;
+
+			while ((b = bms_next_member(lfirst(lm), b)) >= 0)
+				exclude = list_concat(exclude, ((GroupBaseline *) list_nth(baselines, b))->groups);
+			mt_deltas_add_joined(set, lfirst(lt), sign, exclude);
+		}
+	}
+}
+
 /* The adjustments of the batch (and optionally those kept) of a DELTAS table. */
 static MtDeltaSet *
 batch_deltas(ContTable *t, bool with_logged)
@@ -1264,12 +1483,15 @@ batch_deltas(ContTable *t, bool with_logged)
 	MtDeltaSet *set = mt_deltas_begin(t->relid, t->analysis);
 	ListCell   *lc;
 
-	foreach(lc, t->changes)
-	{
-		RowChange  *rc = lfirst(lc);
+	if (t->analysis->delta_join)
+		add_joined_changes(t, set);
+	else
+		foreach(lc, t->changes)
+		{
+			RowChange  *rc = lfirst(lc);
 
-		mt_deltas_add_row(set, rc->tuple, rc->sign);
-	}
+			mt_deltas_add_row(set, rc->tuple, rc->sign);
+		}
 	if (with_logged)
 	{
 		Oid			types[1] = {OIDOID};
@@ -1321,12 +1543,10 @@ recompute_full(ContTable *t)
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
 		Snapshot	snap = RegisterSnapshot(GetTransactionSnapshot());
-		Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
-		Oid			types[5] = {OIDOID, XIDOID, XIDOID, XIDARRAYOID, PG_LSNOID};
+		Oid			types[5] = {OIDOID};
 		Datum		values[5];
-		uint32		i;
 
-		mt_deltas_rebuild_state(t->relid, t->analysis, snap);
+		mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
 		CommandCounterIncrement();
 		snap->curcid = GetCurrentCommandId(false);
 		PushActiveSnapshot(snap);
@@ -1335,14 +1555,10 @@ recompute_full(ContTable *t)
 		counts = mt_refresh_rows(&req);
 		PopActiveSnapshot();
 
-		for (i = 0; i < snap->xcnt; i++)
-			xip[i] = TransactionIdGetDatum(snap->xip[i]);
 		values[0] = ObjectIdGetDatum(t->relid);
-		values[1] = TransactionIdGetDatum(snap->xmin);
-		values[2] = TransactionIdGetDatum(snap->xmax);
-		values[3] = PointerGetDatum(construct_array(xip, snap->xcnt, XIDOID, sizeof(TransactionId),
-													true, TYPALIGN_INT));
+		seen_datums(snap, types + 1, values + 1);
 		/* every transaction the snapshot saw had committed before this point */
+		types[4] = PG_LSNOID;
 		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
 		SPI_connect();
 		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
@@ -1352,6 +1568,9 @@ recompute_full(ContTable *t)
 			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
 		SPI_finish();
 		UnregisterSnapshot(snap);
+		/* that snapshot saw all any group baseline saw */
+		state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+				   t->relid, InvalidOid, 0, false);
 	}
 	else
 		counts = mt_refresh_rows(&req);
@@ -1360,6 +1579,26 @@ recompute_full(ContTable *t)
 	state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
 			   t->relid, InvalidOid, 0, false);
 	return counts;
+}
+
+/*
+ * Recompute the groups of a DELTAS table that changes of the sources it
+ * joins name, in the state as of a snapshot that becomes the groups'
+ * baseline.  Adjustments of changes that snapshot saw must already be in
+ * the state: they are applied first.
+ */
+static void
+recompute_groups(ContTable *t, List *groups)
+{
+	Snapshot	snap;
+
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
+	/* every transaction the snapshot saw had committed before this point */
+	record_group_baseline(t->relid, groups, snap, GetXLogInsertRecPtr());
+	UnregisterSnapshot(snap);
+	CommandCounterIncrement();
 }
 
 /*
@@ -1459,6 +1698,29 @@ full_is_cheaper(ContTable *t, List *filter, int64 nkeys)
 	return too_many_keys(t, filter, nkeys);
 }
 
+/*
+ * The keys the batch and the work kept for the table name (kept ones are
+ * read only when there are some), as a filter; NIL when none.
+ */
+static List *
+named_keys(ContTable *t, TableState *st, int64 *nkeys, bool *had_logged)
+{
+	List	   *logged = st->pending_since ? logged_keys(t->relid) : NIL;
+
+	*nkeys = t->nkeys + list_length(logged);
+	*had_logged = (logged != NIL);
+	return keys_filter(t, logged);
+}
+
+/* A keys pass over nkeys keys took this long since start. */
+static void
+measure_keys(ContTable *t, int64 nkeys, TimestampTz start)
+{
+	/* a pass over few keys is mostly fixed costs: not a measure */
+	if (nkeys >= MIN_MEASURED_KEYS)
+		t->key_ms = measured(t->key_ms, elapsed_ms(start) / nkeys);
+}
+
 /* Do the table's work now. */
 static MtRefreshCounts
 apply_table(ContTable *t, TableState *st)
@@ -1466,54 +1728,47 @@ apply_table(ContTable *t, TableState *st)
 	MtRefreshCounts counts = {0};
 	bool		full = t->full || st->needs_full || !st->synced ||
 		t->analysis->strategy == MT_STRATEGY_FULL;
+	MtRefreshRequest req = {0};
+	int64		nkeys = 0;
+	bool		had_logged = false;
+	List	   *named = full ? NIL : named_keys(t, st, &nkeys, &had_logged);
+	TimestampTz start = GetCurrentTimestamp();
 
-	if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
+	req.relid = t->relid;
+	if (named != NIL && full_is_cheaper(t, named, nkeys))
+		full = true;
+	else if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
 	{
-		List	   *logged = st->pending_since ? logged_keys(t->relid) : NIL;
-		List	   *filter = keys_filter(t, logged);
-		int64		nkeys = t->nkeys + list_length(logged);
-
-		if (full_is_cheaper(t, filter, nkeys))
-			full = true;
-		else
-		{
-			MtRefreshRequest req = {0};
-			TimestampTz start = GetCurrentTimestamp();
-
-			req.relid = t->relid;
-			req.filter = filter;
-			if (req.filter != NIL)
-				counts = mt_refresh_rows(&req);
-			/* a pass over few keys is mostly fixed costs: not a measure */
-			if (nkeys >= MIN_MEASURED_KEYS)
-				t->key_ms = measured(t->key_ms, elapsed_ms(start) / nkeys);
-			if (logged)
-				state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-						   t->relid, InvalidOid, 0, false);
-		}
+		req.filter = named;
+		if (req.filter != NIL)
+			counts = mt_refresh_rows(&req);
+		measure_keys(t, nkeys, start);
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
 		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
-		List	   *filter = mt_deltas_apply(set);
 
-		if (filter != NIL)
+		req.filter = mt_deltas_apply(set);
+		if (named != NIL)
 		{
-			MtRefreshRequest req = {0};
-
-			req.relid = t->relid;
-			req.filter = filter;
-			req.source_view = mt_deltas_derived_view(t->relid);
-			counts = mt_refresh_rows(&req);
+			start = GetCurrentTimestamp();
+			recompute_groups(t, named);
+			measure_keys(t, nkeys, start);
+			req.filter = list_concat(req.filter, named);
 		}
+		req.source_view = mt_deltas_derived_view(t->relid);
+		if (req.filter != NIL)
+			counts = mt_refresh_rows(&req);
 		if (st->pending_since)
 			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
 					   t->relid, InvalidOid, 0, false);
 	}
+	if (had_logged && !full)
+		state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+				   t->relid, InvalidOid, 0, false);
 	if (full)
 	{
-		TimestampTz start = GetCurrentTimestamp();
-
+		start = GetCurrentTimestamp();
 		counts = recompute_full(t);
 		t->full_ms = measured(t->full_ms, elapsed_ms(start));
 	}
@@ -1535,10 +1790,13 @@ defer_table(ContTable *t, TableState *st)
 	if (t->full)
 		state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
 				   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
-	else if (t->analysis->strategy == MT_STRATEGY_KEYS)
+	else
+	{
+		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
 		log_keys(t);
-	else if (t->analysis->strategy == MT_STRATEGY_DELTAS && t->changes)
-		mt_deltas_log(batch_deltas(t, false));
+		if (t->analysis->strategy == MT_STRATEGY_DELTAS && t->changes)
+			mt_deltas_log(batch_deltas(t, false));
+	}
 	if (oldest == 0)
 		return;
 	state_exec("UPDATE materialized_table_internal.continuous_state "
@@ -1693,7 +1951,9 @@ apply_batch(XLogRecPtr batch_end)
 		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
 								  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
 								  "baseline_lsn = NULL WHERE baseline_lsn < $1",
-								  1, types, values, NULL, false, 0) < 0)
+								  1, types, values, NULL, false, 0) < 0 ||
+			SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline "
+								  "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
 			elog(ERROR, "could not update the continuous state");
 		SPI_finish();
 	}

@@ -149,14 +149,17 @@ find_attribute(TupleDesc desc, const char *name)
 }
 
 /*
- * " WHERE ..." for the filter: each column of each family is one array
- * parameter (see filter_params), "column = ANY ($n)", so that the planner
- * can push the condition into the query view and use indexes and partition
- * pruning.  ptypes are the parameters' types: where one is not the array
- * type of the column in desc, the parameter is cast to it.
+ * The filter as a condition: each column of each family is one array
+ * parameter (see mt_filter_params), "column = ANY ($n)", so that the
+ * planner can push the condition into the query view and use indexes and
+ * partition pruning.  ptypes are the parameters' types, numbered from
+ * $first_param + 1: where one is not the array type of the column in
+ * desc, the parameter is cast to it.  Columns are qualified with alias
+ * when one is given.
  */
-static char *
-filter_sql(List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
+char *
+mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes,
+					int first_param)
 {
 	StringInfoData buf;
 	ListCell   *lf;
@@ -168,23 +171,51 @@ filter_sql(List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
 		MtFilterFamily *family = lfirst(lf);
 		ListCell   *lc;
 
-		appendStringInfoString(&buf, buf.len ? " OR (" : " WHERE (");
+		appendStringInfoString(&buf, buf.len ? " OR (" : "(");
+		if (family->rowwise)
+		{
+			StringInfoData refs;
+			StringInfoData arrays;
+
+			initStringInfo(&refs);
+			initStringInfo(&arrays);
+			foreach(lc, family->columns)
+			{
+				MtFilterColumn *col = lfirst(lc);
+				Form_pg_attribute att = find_attribute(desc, col->name);
+				const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
+				int			n = first_param + param + 1;
+
+				appendStringInfo(&refs, "%s%s%s", sep, alias ? psprintf("%s.", alias) : "",
+								 quote_identifier(col->name));
+				if (ptypes[param] == get_array_type(att->atttypid))
+					appendStringInfo(&arrays, "%spg_catalog.unnest($%d)", sep, n);
+				else
+					appendStringInfo(&arrays, "%spg_catalog.unnest($%d::%s[])", sep, n,
+									 format_type_with_typemod(att->atttypid, att->atttypmod));
+				param++;
+			}
+			appendStringInfo(&buf, "(%s) IN (SELECT * FROM ROWS FROM (%s)))",
+							 refs.data, arrays.data);
+			continue;
+		}
 		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
 			Form_pg_attribute att = find_attribute(desc, col->name);
 			char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 									   quote_identifier(col->name));
+			int			n = first_param + param + 1;
 
 			if (lc != list_head(family->columns))
 				appendStringInfoString(&buf, " AND ");
 			appendStringInfoChar(&buf, '(');
 			if (col->values == NIL)
-				appendStringInfo(&buf, "$%d IS NULL", param + 1);
+				appendStringInfo(&buf, "$%d IS NULL", n);
 			else if (ptypes[param] == get_array_type(att->atttypid))
-				appendStringInfo(&buf, "%s = ANY ($%d)", ref, param + 1);
+				appendStringInfo(&buf, "%s = ANY ($%d)", ref, n);
 			else
-				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, param + 1,
+				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, n,
 								 format_type_with_typemod(att->atttypid, att->atttypmod));
 			if (col->has_null)
 				appendStringInfo(&buf, " OR %s IS NULL", ref);
@@ -194,6 +225,15 @@ filter_sql(List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
 		appendStringInfoChar(&buf, ')');
 	}
 	return buf.data;
+}
+
+/* " WHERE ..." for the filter, or nothing for no filter. */
+static char *
+filter_sql(List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
+{
+	if (filter == NIL)
+		return "";
+	return psprintf(" WHERE %s", mt_filter_condition(filter, alias, desc, ptypes, 0));
 }
 
 static int
@@ -230,9 +270,9 @@ mt_filter_values_once(MtFilterColumn *col)
  * statement reads when the input function is not immutable (date and
  * timestamps): the planner cannot fold it.
  */
-static int
-filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
-			  ParamListInfo *params)
+int
+mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
+				 ParamListInfo *params)
 {
 	int			n = 0;
 	ListCell   *lf;
@@ -246,13 +286,15 @@ filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 	*values = palloc(sizeof(Datum) * (n + 1));
 	foreach(lf, filter)
 	{
-		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		MtFilterFamily *family = lfirst(lf);
+
+		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
 			Form_pg_attribute att = find_attribute(desc, col->name);
 			Oid			elemtype = att->atttypid;
 			Oid			arraytype = get_array_type(elemtype);
-			List	   *distinct = mt_filter_values_once(col);
+			List	   *distinct = family->rowwise ? col->values : mt_filter_values_once(col);
 			Datum	   *elems = palloc(sizeof(Datum) * (list_length(distinct) + 1));
 			ListCell   *lv;
 			int			k = 0;
@@ -471,7 +513,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 	view = table_open(OidIsValid(req->source_view) ? req->source_view : mt->query_view,
 					  AccessShareLock);
 	owner = rel->rd_rel->relowner;
-	nparams = filter_params(req->filter, RelationGetDescr(rel), &argtypes, &values, &params);
+	nparams = mt_filter_params(req->filter, RelationGetDescr(rel), &argtypes, &values, &params);
 	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
 	select_query = select_sql(rel, mt, view, req->filter, argtypes);

@@ -28,6 +28,13 @@ CREATE MATERIALIZED TABLE load.minmax FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.joinagg FRESHNESS = INTERVAL '1' SECOND AS
   SELECT o.ds, c.region, count(*) AS n, sum(o.amount) AS total
   FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY o.ds, c.region;
+CREATE MATERIALIZED TABLE load.joindelta FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.ds, c.region, count(*) AS n, sum(o.customer_id) AS customers, avg(o.id) AS avg_id
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY o.ds, c.region;
+CREATE MATERIALIZED TABLE load.bycustomer FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.customer_id, c.region, count(*) AS n, sum(o.id) AS ids
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id WHERE o.id % 3 <> 0
+  GROUP BY o.customer_id, c.region;
 CREATE MATERIALIZED TABLE load.rich FRESHNESS = INTERVAL '2' SECOND AS
   SELECT id, grp, balance FROM load.accounts WHERE balance > 900;
 CREATE MATERIALIZED TABLE load.global FRESHNESS = INTERVAL '1' SECOND AS
@@ -41,4 +48,7 @@ CREATE MATERIALIZED TABLE load.ranked FRESHNESS = INTERVAL '3' SECOND AS
   SELECT id, grp, rank() OVER (PARTITION BY grp ORDER BY balance, id) AS r FROM load.accounts;
 CREATE MATERIALIZED TABLE load.chain FRESHNESS = INTERVAL '2' SECOND AS
   SELECT grp, n, total FROM load.agg WHERE n > 95;
+CREATE MATERIALIZED TABLE load.chainjoin FRESHNESS = INTERVAL '2' SECOND AS
+  SELECT a.grp, count(*) AS n, sum(a.id) AS ids FROM load.accounts a JOIN load.agg g ON g.grp = a.grp
+  WHERE g.n > 95 GROUP BY a.grp;
 $$);
