@@ -29,6 +29,12 @@
  * snapshot; transactions that snapshot already saw must not be added
  * again when they are decoded later, so the snapshot is kept as the
  * table's baseline and decoded transactions visible in it are skipped.
+ * Through a join, a change of a source other than the one that adjusts
+ * recomputes only the groups it names (whose adjustments so far may have
+ * read that source's old row): that snapshot is kept with those groups
+ * (continuous_baseline), and a change it saw adds nothing to them.  Either
+ * kind is forgotten once decoding has passed the point where its snapshot
+ * was taken.
  *
  * Taking a table up.  A new table (or one whose query changed) is
  * recomputed once by the worker before its changes are followed: changes
