@@ -15,6 +15,7 @@
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -30,12 +31,16 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "commands.h"
 #include "continuous_deltas.h"
 #include "materialized_table.h"
+
+/* a state of more groups is rebuilt without holding them in memory */
+#define MAX_PARALLEL_GROUPS		1000000
 
 /* one group's adjustments */
 typedef struct DeltaGroup
@@ -294,9 +299,57 @@ group_by_positions(int ngroup)
 }
 
 /*
+ * Insert the rows of the last SPI result into the state table, one array
+ * parameter per column.
+ */
+static void
+insert_result(const char *state, Oid relid)
+{
+	SPITupleTable *result = SPI_tuptable;
+	uint64		n = SPI_processed;
+	TupleDesc	desc = result->tupdesc;
+	Oid		   *types = palloc(sizeof(Oid) * (desc->natts + 1));
+	Datum	   *arrays = palloc(sizeof(Datum) * (desc->natts + 1));
+	StringInfoData unnest;
+	int			c;
+
+	if (n == 0)
+		return;
+	initStringInfo(&unnest);
+	for (c = 0; c < desc->natts; c++)
+	{
+		Oid			type = TupleDescAttr(desc, c)->atttypid;
+		Datum	   *elems = palloc(sizeof(Datum) * n);
+		bool	   *nulls = palloc(sizeof(bool) * n);
+		int			dims[1] = {(int) n};
+		int			lbs[1] = {1};
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		uint64		r;
+
+		for (r = 0; r < n; r++)
+			elems[r] = SPI_getbinval(result->vals[r], desc, c + 1, &nulls[r]);
+		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+		types[c] = get_array_type(type);
+		arrays[c] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, typlen,
+													   typbyval, typalign));
+		appendStringInfo(&unnest, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
+	}
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM ROWS FROM (%s)",
+									   state, unnest.data),
+							  desc->natts, types, arrays, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
+}
+
+/*
  * mt_deltas_rebuild_state
  *		Recompute the state from the sources, as of snapshot: all of it, or
- *		the groups the filter names (on group columns).
+ *		the groups the filter names (on group columns).  The groups are
+ *		computed by a query that may run in parallel, as REFRESH
+ *		MATERIALIZED VIEW's does (an INSERT ... SELECT may not), then
+ *		inserted; a table of more than MAX_PARALLEL_GROUPS rows is rebuilt
+ *		by INSERT ... SELECT instead, not to hold its groups in memory.
  */
 void
 mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filter)
@@ -309,32 +362,47 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	int			nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
 	char	   *where_state = "";
 	char	   *where_rows = "";
+	char	   *select;
 	SPIPlanPtr	plan;
+	SPIExecuteOptions options;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		parallel = true;
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
 
+	if (HeapTupleIsValid(tup))
+	{
+		parallel = ((Form_pg_class) GETSTRUCT(tup))->reltuples < MAX_PARALLEL_GROUPS;
+		ReleaseSysCache(tup);
+	}
 	if (filter != NIL)
 	{
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
 		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
 	}
+	select = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, false), a->rows_sql,
+					  where_rows, group_by_positions(list_length(a->group_outputs)));
 
 	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
 							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
-	plan = SPI_prepare(psprintf("INSERT INTO %s SELECT %s FROM (%s) r%s%s", state,
-								state_aggregates(a, false), a->rows_sql, where_rows,
-								group_by_positions(list_length(a->group_outputs))),
-					   nparams, argtypes);
+	plan = parallel ? SPI_prepare_cursor(select, nparams, argtypes, CURSOR_OPT_PARALLEL_OK) :
+		SPI_prepare(psprintf("INSERT INTO %s %s", state, select), nparams, argtypes);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the state of \"%s\": %s", get_rel_name(relid),
 			 SPI_result_code_string(SPI_result));
-	if (SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot, false, false, 0) !=
-		SPI_OK_INSERT)
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.read_only = true;	/* with the snapshot, as is */
+	PushActiveSnapshot(snapshot);
+	if (SPI_execute_plan_extended(plan, &options) != (parallel ? SPI_OK_SELECT : SPI_OK_INSERT))
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
+	PopActiveSnapshot();
+	if (parallel)
+		insert_result(state, relid);
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 }
