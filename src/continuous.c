@@ -19,7 +19,9 @@
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
+#include "access/table.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -28,6 +30,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
@@ -202,6 +205,57 @@ state_delete(Oid relid)
 	mt_as_extension_owner_end(&saved);
 }
 
+/*
+ * An incremental table's rows are read and replaced by the values of its
+ * key columns every cycle: give it an index on them (as TimescaleDB does
+ * for the grouping columns of continuous aggregates, and pg_ivm for its
+ * views), unless an index already starts with the first of them.
+ */
+static void
+ensure_key_index(MtTable *mt, MtAnalysis *a)
+{
+	List	   *keys = a->strategy == MT_STRATEGY_DELTAS ? a->group_outputs : NIL;
+	Relation	rel;
+	List	   *indexes;
+	AttrNumber	first;
+	StringInfoData cols;
+	ListCell   *lc;
+	bool		covered = false;
+
+	if (a->strategy == MT_STRATEGY_KEYS)
+		foreach(lc, a->keys)
+			keys = lappend(keys, strVal(lfirst(lc)));
+	if (keys == NIL)
+		return;
+	first = get_attnum(mt->relid, linitial(keys));
+	rel = table_open(mt->relid, AccessShareLock);
+	indexes = RelationGetIndexList(rel);
+	table_close(rel, AccessShareLock);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		if (((Form_pg_index) GETSTRUCT(tup))->indnkeyatts > 0 &&
+			((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == first)
+			covered = true;
+		ReleaseSysCache(tup);
+	}
+	if (covered || first == InvalidAttrNumber)
+		return;
+
+	initStringInfo(&cols);
+	foreach(lc, keys)
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
+	mt_internal_depth++;
+	SPI_connect();
+	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(mt->relid), cols.data),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	mt_internal_depth--;
+}
+
 static void
 start_pipeline(MtTable *mt)
 {
@@ -213,6 +267,7 @@ start_pipeline(MtTable *mt)
 	state_insert(mt->relid, a);
 	if (a->strategy == MT_STRATEGY_DELTAS)
 		mt_deltas_create_objects(mt->relid, a);
+	ensure_key_index(mt, a);
 }
 
 void

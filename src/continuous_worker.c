@@ -97,7 +97,7 @@
 #include "refresh.h"
 
 /* past these, a table (or the batch) gives up details and recomputes */
-#define MAX_TABLE_CHANGES		100000
+#define MAX_TABLE_CHANGES		250000
 #define MAX_BATCH_CHANGES		200000
 #define MIN_MEASURED_KEYS		200
 #define MAX_LOGGED_KEYS			100000

@@ -33,7 +33,8 @@
 # 3. Cycle cost: a transaction updates N random orders; the duration of
 #    the cycle that applies it, from materialized_table.refresh_history,
 #    against REFRESH MATERIALIZED VIEW of a materialized view with the same
-#    query (target: <= 1/20 for N = 1,000, <= 1.1 for any N).  Also shown:
+#    query on the same data (target: <= 1/20 for N = 1,000, <= 1.1 for any
+#    N).  Also shown:
 #    the time from the commit to the change being visible in the table.
 #
 # Environment:
@@ -283,13 +284,22 @@ if has_phase 3; then
              GROUP BY table_name ORDER BY 1::text" | sed "s/\$/ ${seen:-timeout}/"
         rm -f /tmp/cbench_commit.$$
     }
-    printf '  %-9s %-10s %12s %10s %10s %14s\n' N table "cycle ms" "/ RMV" rows "visible after"
+    # past 1,000 rows the update leaves the table larger (dead rows) than the
+    # views were refreshed on: each is refreshed again on the same data, right
+    # after the cycle, and the ratio is against that
+    printf '  %-9s %-10s %12s %10s %10s %10s %14s\n' N table "cycle ms" "RMV ms" "/ RMV" rows "visible after"
     for n in 1000 1000 1000 20000 200000 2000000; do
+        results=$(cycle "$n")
+        if [ "$n" -gt 1000 ]; then
+            rmv_totals=$(timed_rmv totals_rmv)
+            rmv_region=$(timed_rmv joined_rmv)
+        fi
         while read -r tbl ms rows cycles seen; do
             if [ "$tbl" = totals ]; then base=$rmv_totals; else base=$rmv_region; fi
             [ "$seen" = timeout ] || seen=$(printf '%.0f ms' "$seen")
-            printf '  %-9s %-10s %12s %10s %10s %14s\n' "$n" "$tbl" "$ms" "$(ratio "$ms" "$base")" "$rows" "$seen"
-        done < <(cycle "$n")
+            printf '  %-9s %-10s %12s %10.1f %10s %10s %14s\n' "$n" "$tbl" "$ms" "$base" \
+                "$(ratio "$ms" "$base")" "$rows" "$seen"
+        done <<<"$results"
     done
     echo "  targets: N = 1000 at most 1/20 = 0.050 of RMV; any N at most 1.1"
     echo "  (the longest cycle of the table after the update is shown; 'visible after' is commit to visible, decoding included)"
