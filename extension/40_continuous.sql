@@ -35,7 +35,28 @@ CREATE TABLE materialized_table_internal.change_deltas (
 );
 CREATE INDEX change_deltas_relid_idx ON materialized_table_internal.change_deltas (relid);
 
+-- Groups of a table maintained by deltas through a join that were
+-- recomputed from the sources as of a snapshot (a change of a joined
+-- source named them): a change decoded later whose transaction that
+-- snapshot saw is already counted in them.  A baseline is a filter (each
+-- family: its columns, each with the values it matches) and the snapshot's
+-- xmin, xmax and xip; it is forgotten once decoding has passed lsn.
+CREATE TABLE materialized_table_internal.continuous_baseline (
+    relid oid NOT NULL,
+    lsn pg_lsn NOT NULL,
+    family integer NOT NULL,
+    position integer NOT NULL,
+    column_name text NOT NULL,
+    vals text[] NOT NULL,
+    has_null boolean NOT NULL,
+    snapshot_xmin xid NOT NULL,
+    snapshot_xmax xid NOT NULL,
+    snapshot_xip xid[] NOT NULL
+);
+CREATE INDEX continuous_baseline_relid_idx ON materialized_table_internal.continuous_baseline (relid);
+
 REVOKE ALL ON materialized_table_internal.continuous_state FROM PUBLIC;
+REVOKE ALL ON materialized_table_internal.continuous_baseline FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.change_keys FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.change_deltas FROM PUBLIC;
 
