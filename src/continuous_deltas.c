@@ -24,8 +24,10 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -41,6 +43,9 @@
 
 /* a state of more groups is rebuilt without holding them in memory */
 #define MAX_PARALLEL_GROUPS		1000000
+
+/* random_page_cost for joining changed rows (see mt_deltas_add_joined) */
+#define DELTA_JOIN_PAGE_COST	1.1
 
 /* one group's adjustments */
 typedef struct DeltaGroup
@@ -188,7 +193,9 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	/* created with the extension owner's rights in its schema, then given away */
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	mt_spi_exec(psprintf("CREATE TABLE %s (%s)", state, cols.data), SPI_OK_UTILITY);
+	/* room on each page for a group's new version: counters change in place (HOT) */
+	mt_spi_exec(psprintf("CREATE TABLE %s (%s) WITH (fillfactor = 70)", state, cols.data),
+				SPI_OK_UTILITY);
 	mt_spi_exec(psprintf("CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT", state, keys.data),
 				SPI_OK_UTILITY);
 	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s WHERE __mt_rows > 0",
@@ -650,6 +657,16 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
 				   group_by_positions(set->ngroup));
 	mt_run_as_owner_begin(mt_table_owner(set->relid), &save_userid, &save_sec, &save_nestlevel);
+
+	/*
+	 * A cycle's changed rows are few next to the tables they are joined
+	 * with, whose rows they look up are mostly in memory: priced as disk
+	 * reads (random_page_cost 4), a few thousand index lookups seem dearer
+	 * to the planner than hashing a whole joined table, which they are not.
+	 */
+	if (random_page_cost > DELTA_JOIN_PAGE_COST)
+		(void) set_config_option("random_page_cost", CppAsString2(DELTA_JOIN_PAGE_COST),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, nfilter + 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(a->delta_source));
@@ -886,7 +903,6 @@ mt_deltas_apply(MtDeltaSet *set)
 	StringInfoData names;
 	StringInfoData casts;
 	StringInfoData sets;
-	StringInfoData keymatch;
 	StringInfoData conflict;
 	int			nparams = set->ngroup + 1 + 2 * set->nagg;
 	Oid		   *types = palloc(sizeof(Oid) * nparams);
@@ -906,7 +922,6 @@ mt_deltas_apply(MtDeltaSet *set)
 	initStringInfo(&names);
 	initStringInfo(&casts);
 	initStringInfo(&sets);
-	initStringInfo(&keymatch);
 	initStringInfo(&conflict);
 	i = 0;
 	foreach(lc, a->group_outputs)
@@ -920,7 +935,6 @@ mt_deltas_apply(MtDeltaSet *set)
 		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
 		appendStringInfo(&names, "g%d, ", i);
 		appendStringInfo(&casts, "u.g%d::%s, ", i, type);
-		appendStringInfo(&keymatch, " AND s.%s = u.g%d::%s", quote_identifier(lfirst(lc)), i, type);
 		types[p] = TEXTARRAYOID;
 		values[p++] = column_array(set->groups, set->ngroup, i, true, 0, false);
 		i++;
@@ -955,17 +969,36 @@ mt_deltas_apply(MtDeltaSet *set)
 
 	SPI_connect();
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
-									   "ON CONFLICT (%s) DO UPDATE SET %s",
+									   "ON CONFLICT (%s) DO UPDATE SET %s "
+									   "RETURNING CASE WHEN s.__mt_rows = 0 THEN s.ctid END",
 									   state, cols.data, casts.data, unnest.data, names.data,
 									   conflict.data, sets.data),
-							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT)
+							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
-	/* groups that lost their last row */
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s s USING ROWS FROM (%s) AS u(%s) "
-									   "WHERE s.__mt_rows = 0%s",
-									   state, unnest.data, names.data, keymatch.data),
-							  nparams, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
+	/* groups that lost their last row (or came and went within the batch) */
+	{
+		Datum	   *empty = palloc(sizeof(Datum) * (SPI_processed + 1));
+		int			nempty = 0;
+		uint64		r;
+		Oid			tidarray = TIDARRAYOID;
+		Datum		arg;
+
+		for (r = 0; r < SPI_processed; r++)
+		{
+			bool		isnull;
+			Datum		tid = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
+											&isnull);
+
+			if (!isnull)
+				empty[nempty++] = tid;
+		}
+		arg = PointerGetDatum(construct_array(empty, nempty, TIDOID, sizeof(ItemPointerData),
+											  false, TYPALIGN_SHORT));
+		if (nempty > 0 &&
+			SPI_execute_with_args(psprintf("DELETE FROM %s WHERE ctid = ANY ($1)", state),
+								  1, &tidarray, &arg, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
+	}
 	SPI_finish();
 
 	return touched_groups(set);
