@@ -247,7 +247,11 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 
 	initStringInfo(&cols);
 	foreach(lc, keys)
+	{
+		if (get_attnum(mt->relid, lfirst(lc)) == InvalidAttrNumber)
+			return;				/* not a column of the table as it is */
 		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
+	}
 	mt_internal_depth++;
 	SPI_connect();
 	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(mt->relid), cols.data),
