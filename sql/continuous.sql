@@ -21,16 +21,10 @@ SELECT t.table_name, t.maintenance, c.strategy, t.maintenance_detail
   LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.table_name::oid
  WHERE t.table_name IN (SELECT oid FROM pg_class WHERE relnamespace = 'cont'::regnamespace)
  ORDER BY t.table_name::text;
--- rows of a table that its query does not give, and the other way round
-CREATE FUNCTION mismatches(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
-                   t, v, v, t) INTO n;
-    RETURN n;
-END $$;
+-- mismatches(t): rows of a table that its query does not give, and the
+-- other way round (pg_regress runs from the top of the source tree)
+\set schema cont
+\i test/lib/mismatches.sql
 
 -- sources get REPLICA IDENTITY FULL, with a NOTICE, the first time a
 -- CONTINUOUS table needs their old rows

@@ -356,7 +356,8 @@ insert_result(const char *state, Oid relid)
  *		computed by a query that may run in parallel, as REFRESH
  *		MATERIALIZED VIEW's does (an INSERT ... SELECT may not), then
  *		inserted; a table of more than MAX_PARALLEL_GROUPS rows is rebuilt
- *		by INSERT ... SELECT instead, not to hold its groups in memory.
+ *		by INSERT ... SELECT instead, not to hold its groups in memory (as
+ *		is one with a group column of a type without an array type).
  */
 void
 mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filter)
@@ -383,6 +384,10 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 		parallel = ((Form_pg_class) GETSTRUCT(tup))->reltuples < MAX_PARALLEL_GROUPS;
 		ReleaseSysCache(tup);
 	}
+	/* the groups are inserted from arrays of each column's type */
+	for (int c = 0; c < desc->natts; c++)
+		if (!OidIsValid(get_array_type(TupleDescAttr(desc, c)->atttypid)))
+			parallel = false;
 	if (filter != NIL)
 	{
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));

@@ -1,7 +1,7 @@
 -- mismatches(t), created in the schema named by the psql variable schema:
 -- the number of rows in which materialized table t and its query differ
 -- (EXCEPT ALL both ways); 0 when the table holds exactly its query's result.
--- Used by the pgTAP helpers and the load and crash tests.
+-- Used by sql/continuous.sql, the pgTAP helpers and the load and crash tests.
 CREATE FUNCTION :"schema".mismatches(t regclass) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE

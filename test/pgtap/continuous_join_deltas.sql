@@ -9,6 +9,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_jd
+\set with_src
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_jd, public;
 
@@ -20,26 +21,22 @@ INSERT INTO orders SELECT i, 1 + (i * 13) % 200, date '2024-01-01' + i % 10,
                           CASE WHEN i % 17 > 0 THEN (i % 50) / 4.0 END
   FROM generate_series(1, 5000) i;
 
--- a load on both sources, in another session
-CREATE PROCEDURE writer(seconds float) LANGUAGE plpgsql AS $$
+-- one transaction's changes of both sources, for the helpers' writer
+-- (which also changes src, read by no table here)
+CREATE FUNCTION change_both() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    stop timestamptz := clock_timestamp() + seconds * interval '1 second';
-    k int;
+    k int := 1 + (random() * 6000)::int;
 BEGIN
-    WHILE clock_timestamp() < stop LOOP
-        k := 1 + (random() * 6000)::int;
-        INSERT INTO tap_jd.orders VALUES (k, 1 + k % 230, date '2024-01-01' + k % 12, k % 40)
-            ON CONFLICT (id) DO UPDATE SET amount = excluded.amount + 1;
-        UPDATE tap_jd.orders SET customer_id = 1 + (customer_id + 7) % 230
-         WHERE id = 1 + (random() * 6000)::int;
-        DELETE FROM tap_jd.orders WHERE id = 1 + (random() * 6000)::int;
-        IF random() < 0.2 THEN
-            k := 1 + (random() * 230)::int;
-            INSERT INTO tap_jd.customers VALUES (k, 'region ' || k % 7)
-                ON CONFLICT (id) DO UPDATE SET region = 'region ' || (random() * 7)::int;
-        END IF;
-        COMMIT;
-    END LOOP;
+    INSERT INTO tap_jd.orders VALUES (k, 1 + k % 230, date '2024-01-01' + k % 12, k % 40)
+        ON CONFLICT (id) DO UPDATE SET amount = excluded.amount + 1;
+    UPDATE tap_jd.orders SET customer_id = 1 + (customer_id + 7) % 230
+     WHERE id = 1 + (random() * 6000)::int;
+    DELETE FROM tap_jd.orders WHERE id = 1 + (random() * 6000)::int;
+    IF random() < 0.2 THEN
+        k := 1 + (random() * 230)::int;
+        INSERT INTO tap_jd.customers VALUES (k, 'region ' || k % 7)
+            ON CONFLICT (id) DO UPDATE SET region = 'region ' || (random() * 7)::int;
+    END IF;
 END $$;
 
 SELECT plan(14);
@@ -93,7 +90,7 @@ SELECT isnt(converged(20), NULL, 'resumed, it applies the work kept meanwhile');
 
 CREATE TABLE mark AS SELECT clock_timestamp() AS at;
 SELECT writer_connect('tap_jd_w') \g /dev/null
-SELECT dblink_send_query('tap_jd_w', 'CALL tap_jd.writer(8)') \g /dev/null
+SELECT dblink_send_query('tap_jd_w', $$CALL tap_jd.writer(8, 'SELECT tap_jd.change_both()')$$) \g /dev/null
 SELECT pg_sleep(4) \g /dev/null
 SELECT ok(EXISTS (SELECT FROM materialized_table.refresh_history
                    WHERE table_name = 'by_day_region'::regclass AND trigger = 'CONTINUOUS'
