@@ -39,7 +39,9 @@ extern MtDeltaSet *mt_deltas_begin(Oid relid, MtAnalysis *a);
 extern void mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign);
 extern void mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude);
 extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
-extern int64 mt_deltas_count(MtDeltaSet *set);
+extern void mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src);
+extern int64 mt_deltas_ngroups(MtDeltaSet *set);
+extern bool mt_deltas_fold_while_decoding(MtAnalysis *a);
 extern void mt_deltas_log(MtDeltaSet *set);
 extern List *mt_deltas_apply(MtDeltaSet *set);
 

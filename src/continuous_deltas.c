@@ -27,6 +27,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -70,6 +71,7 @@ struct MtDeltaSet
 	int			ngroup;
 	int			nagg;
 	MemoryContext context;
+	MemoryContext scratch;		/* for one addition */
 	/* evaluation over source rows */
 	EState	   *estate;
 	ExprContext *econtext;
@@ -424,6 +426,64 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Can evaluating this expression fail?  Only what surely cannot is let
+ * through: columns, constants, AND/OR/NOT, NULL tests and comparisons by
+ * btree operators (=, <, IN (...), ...) of such.
+ */
+static bool
+may_fail(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+			return false;
+		case T_RelabelType:
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_List:
+			break;
+		case T_OpExpr:
+			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		case T_ScalarArrayOpExpr:
+			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, may_fail, context);
+}
+
+/*
+ * mt_deltas_fold_while_decoding
+ *		May the changed rows of a single-source DELTAS table be folded into
+ *		its adjustments as decoding delivers them, instead of being kept
+ *		until the table is applied?  Folding keeps a batch as large as its
+ *		groups, not its rows, however many rows one transaction changed; but
+ *		an error there would stop decoding for every table of the database,
+ *		so the WHERE clause and aggregate arguments must be expressions that
+ *		cannot fail (columns of the row, comparisons).
+ */
+bool
+mt_deltas_fold_while_decoding(MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	if (a->strategy != MT_STRATEGY_DELTAS || a->delta_join || may_fail(a->delta_quals, NULL))
+		return false;
+	foreach(lc, a->aggs)
+		if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
+			return false;
+	return true;
+}
+
 MtDeltaSet *
 mt_deltas_begin(Oid relid, MtAnalysis *a)
 {
@@ -440,6 +500,8 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	set->nagg = list_length(a->aggs);
 	set->context = AllocSetContextCreate(CurrentMemoryContext, "materialized_table deltas",
 										 ALLOCSET_DEFAULT_SIZES);
+	set->scratch = AllocSetContextCreate(set->context, "materialized_table deltas scratch",
+										 ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(set->context);
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(DeltaBucket);
@@ -509,6 +571,7 @@ find_group(MtDeltaSet *set, char **values)
 	uint32		hash = 0;
 	DeltaBucket *bucket;
 	DeltaGroup *g;
+	MemoryContext old;
 	bool		found;
 	int			i;
 
@@ -530,6 +593,7 @@ find_group(MtDeltaSet *set, char **values)
 		if (i == set->ngroup)
 			return g;
 	}
+	old = MemoryContextSwitchTo(set->context);
 	g = palloc0(sizeof(DeltaGroup));
 	g->values = palloc(sizeof(char *) * (set->ngroup + 1));
 	for (i = 0; i < set->ngroup; i++)
@@ -541,7 +605,27 @@ find_group(MtDeltaSet *set, char **values)
 	g->next = bucket->groups;
 	bucket->groups = g;
 	set->groups = lappend(set->groups, g);
+	MemoryContextSwitchTo(old);
 	return g;
+}
+
+/*
+ * Add (sign 1) or subtract (sign -1) a numeric to a group's sum.  The new
+ * sum replaces the old one in the set's memory: a set that folds millions
+ * of rows grows with its groups only.
+ */
+static void
+add_to_sum(MtDeltaSet *set, DeltaGroup *g, int agg, Datum value, int sign)
+{
+	MemoryContext old = MemoryContextSwitchTo(set->scratch);
+	Datum		sum = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub,
+										  g->sums[agg], value);
+
+	MemoryContextSwitchTo(set->context);
+	pfree(DatumGetPointer(g->sums[agg]));
+	g->sums[agg] = datumCopy(sum, false, -1);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(set->scratch);
 }
 
 static Datum
@@ -568,8 +652,8 @@ to_numeric(Datum value, Oid type)
 void
 mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 {
-	MemoryContext old = MemoryContextSwitchTo(set->context);
 	ExprContext *econtext = set->econtext;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
 	DeltaGroup *g;
 	int			i;
@@ -578,8 +662,8 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	econtext->ecxt_scantuple = set->slot;
 	if (set->qual && !ExecQual(set->qual, econtext))
 	{
-		ResetExprContext(econtext);
 		MemoryContextSwitchTo(old);
+		ResetExprContext(econtext);
 		return;
 	}
 	for (i = 0; i < set->ngroup; i++)
@@ -604,12 +688,12 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 		g->nn[i] += sign;
 		if (((MtDeltaAgg *) list_nth(set->a->aggs, i))->kind == MT_AGG_COUNT)
 			continue;
-		v = to_numeric(v, set->argtypes[i]);
-		g->sums[i] = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub, g->sums[i], v);
+		add_to_sum(set, g, i, to_numeric(v, set->argtypes[i]), sign);
 	}
 	set->nrows++;
-	ResetExprContext(econtext);
 	MemoryContextSwitchTo(old);
+	ResetExprContext(econtext);
+	ExecClearTuple(set->slot);
 }
 
 /*
@@ -691,9 +775,7 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 		g->rows += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
 		for (i = 0; i < set->nagg; i++)
 		{
-			Datum		sum = SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull);
-
-			g->sums[i] = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub, g->sums[i], sum);
+			add_to_sum(set, g, i, SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull), sign);
 			g->nn[i] += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
 														   &isnull));
 		}
@@ -723,21 +805,46 @@ mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
 	g->rows += pg_strtoint64(list_nth(deltas, 0));
 	for (i = 0; i < set->nagg; i++)
 	{
-		g->sums[i] = DirectFunctionCall2(numeric_add, g->sums[i],
-										 DirectFunctionCall3(numeric_in,
-															 CStringGetDatum(list_nth(deltas, 1 + 2 * i)),
-															 ObjectIdGetDatum(InvalidOid),
-															 Int32GetDatum(-1)));
+		add_to_sum(set, g, i, DirectFunctionCall3(numeric_in,
+												  CStringGetDatum(list_nth(deltas, 1 + 2 * i)),
+												  ObjectIdGetDatum(InvalidOid),
+												  Int32GetDatum(-1)), 1);
 		g->nn[i] += pg_strtoint64(list_nth(deltas, 2 + 2 * i));
 	}
 	set->nrows++;
 	MemoryContextSwitchTo(old);
 }
 
-int64
-mt_deltas_count(MtDeltaSet *set)
+/*
+ * mt_deltas_merge
+ *		Add the adjustments of src to those of set (same table).
+ */
+void
+mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src)
 {
-	return set->nrows;
+	ListCell   *lc;
+
+	foreach(lc, src->groups)
+	{
+		DeltaGroup *s = lfirst(lc);
+		DeltaGroup *g = find_group(set, s->values);
+		int			i;
+
+		g->rows += s->rows;
+		for (i = 0; i < set->nagg; i++)
+		{
+			g->nn[i] += s->nn[i];
+			add_to_sum(set, g, i, s->sums[i], 1);
+		}
+	}
+	set->nrows += src->nrows;
+}
+
+/* The number of groups the set adjusts. */
+int64
+mt_deltas_ngroups(MtDeltaSet *set)
+{
+	return list_length(set->groups);
 }
 
 static char *

@@ -155,6 +155,7 @@ typedef struct ContTable
 	MtAnalysis *analysis;
 	int64		freshness;		/* microseconds */
 	bool		synced;			/* taken up: its changes are followed */
+	bool		folds;			/* mt_deltas_fold_while_decoding() */
 	bool		has_baseline;
 	Seen		baseline;
 
@@ -164,6 +165,7 @@ typedef struct ContTable
 	int64		nkeys;
 	List	   *changes;		/* RowChange */
 	int64		nchanges;
+	MtDeltaSet *folded;			/* the changes, folded as they came */
 	TimestampTz oldest;			/* commit time of its oldest change */
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
@@ -597,6 +599,7 @@ read_tables(List *mts, MemoryContext context, List **result)
 		t->query_view = mt->query_view;
 		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
 		t->analysis = mt_analyze_query_view(mt->query_view);
+		t->folds = mt_deltas_fold_while_decoding(t->analysis);
 		t->reads = relations_read(mt->query_view);
 		t->writes = mt_leaf_relations(mt->relid);
 		*result = lappend(*result, t);
@@ -720,6 +723,7 @@ batch_reset(void)
 		t->nkeys = 0;
 		t->changes = NIL;
 		t->nchanges = 0;
+		t->folded = NULL;
 		t->oldest = 0;
 	}
 	batch_changes = 0;
@@ -734,6 +738,7 @@ table_gives_up(ContTable *t)
 	t->keys = NULL;
 	t->nkeys = 0;
 	t->changes = NIL;
+	t->folded = NULL;
 }
 
 /* Keep a key tuple (deduplicated). */
@@ -810,6 +815,34 @@ extract_key(Interest *in, Relation rel, HeapTuple tuple, char **values)
 	return true;
 }
 
+/*
+ * Fold a changed row (old and new versions, either may be NULL) of the
+ * source of a single-source DELTAS table into the batch's adjustments.
+ */
+static void
+fold_change(ContTable *t, Interest *in, HeapTuple *tuples)
+{
+	int			i;
+
+	if (t->folded == NULL)
+		t->folded = mt_deltas_begin(t->relid, t->analysis);
+	for (i = 0; i < 2; i++)
+	{
+		HeapTuple	tuple = tuples[i];
+
+		if (tuple == NULL)
+			continue;
+		if (in->to_source)
+			tuple = execute_attr_map_tuple(tuple, in->to_source);
+		mt_deltas_add_row(t->folded, tuple, i == 0 ? -1 : 1);
+		if (tuple != tuples[i])
+			heap_freetuple(tuple);
+	}
+	/* as many groups as rows kept the other way: a recompute will do */
+	if (mt_deltas_ngroups(t->folded) > MAX_TABLE_CHANGES)
+		table_gives_up(t);
+}
+
 static void
 sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			HeapTuple oldtup, HeapTuple newtup)
@@ -871,6 +904,11 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			if (newtup && action == 'U' && HeapTupleHasExternal(newtup))
 			{
 				table_gives_up(t);
+				continue;
+			}
+			if (t->folds)
+			{
+				fold_change(t, in, tuples);
 				continue;
 			}
 			for (i = 0; i < 2; i++)
@@ -1486,10 +1524,16 @@ add_joined_changes(ContTable *t, MtDeltaSet *set)
 static MtDeltaSet *
 batch_deltas(ContTable *t, bool with_logged)
 {
-	MtDeltaSet *set = mt_deltas_begin(t->relid, t->analysis);
+	MtDeltaSet *set;
 	ListCell   *lc;
 
-	if (t->analysis->delta_join)
+	/* the folded set is left as decoding made it: a failed apply keeps it */
+	if (t->folded && !with_logged)
+		return t->folded;
+	set = mt_deltas_begin(t->relid, t->analysis);
+	if (t->folded)
+		mt_deltas_merge(set, t->folded);
+	else if (t->analysis->delta_join)
 		add_joined_changes(t, set);
 	else
 		foreach(lc, t->changes)
@@ -1800,7 +1844,7 @@ defer_table(ContTable *t, TableState *st)
 	{
 		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
 		log_keys(t);
-		if (t->analysis->strategy == MT_STRATEGY_DELTAS && t->changes)
+		if (t->analysis->strategy == MT_STRATEGY_DELTAS && (t->changes || t->folded))
 			mt_deltas_log(batch_deltas(t, false));
 	}
 	if (oldest == 0)
@@ -1821,7 +1865,7 @@ defer_table(ContTable *t, TableState *st)
 static bool
 has_batch_work(ContTable *t)
 {
-	return t->full || t->nkeys > 0 || t->changes != NIL;
+	return t->full || t->nkeys > 0 || t->changes != NIL || t->folded != NULL;
 }
 
 /*
