@@ -66,6 +66,9 @@ typedef struct MtRefreshRequest
 	Oid			source_view;	/* where rows come from; InvalidOid: the
 								 * table's query view */
 	bool		use_snapshot;	/* read with the caller's active snapshot */
+	bool		by_key;			/* the filter's columns are a key of the
+								 * query's result: rows may be matched by
+								 * them and updated in place */
 } MtRefreshRequest;
 
 typedef struct MtRefreshCounts
@@ -76,6 +79,10 @@ typedef struct MtRefreshCounts
 } MtRefreshCounts;
 
 extern MtRefreshCounts mt_refresh_rows(MtRefreshRequest *req);
+
+/* random_page_cost for a cycle's lookups (see mt_favour_index_lookups) */
+#define MT_LOOKUP_PAGE_COST		1.1
+extern void mt_favour_index_lookups(void);
 
 /*
  * Replace the whole content (spec NIL) or the rows of one partition

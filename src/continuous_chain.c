@@ -87,6 +87,13 @@ downstream_tables(Oid relid)
 	return result;
 }
 
+/* Does a CONTINUOUS table read table relid? */
+bool
+mt_chain_has_downstream(Oid relid)
+{
+	return downstream_tables(relid) != NIL;
+}
+
 /*
  * mt_chain_begin
  *		Prepare to hand the changes of table relid (with descriptor desc)

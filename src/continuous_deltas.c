@@ -45,9 +45,6 @@
 /* a state of more groups is rebuilt without holding them in memory */
 #define MAX_PARALLEL_GROUPS		1000000
 
-/* random_page_cost for joining changed rows (see mt_deltas_add_joined) */
-#define DELTA_JOIN_PAGE_COST	1.1
-
 /* one group's adjustments */
 typedef struct DeltaGroup
 {
@@ -747,15 +744,8 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 				   group_by_positions(set->ngroup));
 	mt_run_as_owner_begin(mt_table_owner(set->relid), &save_userid, &save_sec, &save_nestlevel);
 
-	/*
-	 * A cycle's changed rows are few next to the tables they are joined
-	 * with, whose rows they look up are mostly in memory: priced as disk
-	 * reads (random_page_cost 4), a few thousand index lookups seem dearer
-	 * to the planner than hashing a whole joined table, which they are not.
-	 */
-	if (random_page_cost > DELTA_JOIN_PAGE_COST)
-		(void) set_config_option("random_page_cost", CppAsString2(DELTA_JOIN_PAGE_COST),
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/* a few thousand changed rows, joined with tables mostly in memory */
+	mt_favour_index_lookups();
 	SPI_connect();
 	if (SPI_execute_with_args(sql, nfilter + 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(a->delta_source));

@@ -1807,6 +1807,8 @@ apply_table(ContTable *t, TableState *st)
 			req.filter = list_concat(req.filter, named);
 		}
 		req.source_view = mt_deltas_derived_view(t->relid);
+		/* the touched groups alone: matched by their group columns */
+		req.by_key = (named == NIL);
 		if (req.filter != NIL)
 			counts = mt_refresh_rows(&req);
 		if (st->pending_since)

@@ -14,13 +14,16 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/params.h"
+#include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -29,6 +32,7 @@
 #include "utils/timestamp.h"
 
 #include "commands.h"
+#include "continuous_chain.h"
 #include "history.h"
 #include "materialized_table.h"
 #include "partitions.h"
@@ -149,6 +153,31 @@ find_attribute(TupleDesc desc, const char *name)
 }
 
 /*
+ * "pg_catalog.unnest($n), ..." over a family's array parameters (ptypes,
+ * numbered from $first_param + 1), cast to the columns' types in desc
+ * where they are not their arrays: the family's value tuples as rows.
+ */
+static char *
+family_rows(MtFilterFamily *family, TupleDesc desc, Oid *ptypes, int first_param)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, family->columns)
+	{
+		Form_pg_attribute att = find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
+		int			i = foreach_current_index(lc);
+
+		appendStringInfo(&buf, "%spg_catalog.unnest($%d", i > 0 ? ", " : "", first_param + i + 1);
+		if (ptypes[i] != get_array_type(att->atttypid))
+			appendStringInfo(&buf, "::%s[]", format_type_with_typemod(att->atttypid, att->atttypmod));
+		appendStringInfoChar(&buf, ')');
+	}
+	return buf.data;
+}
+
+/*
  * The filter as a condition: each column of each family is one array
  * parameter (see mt_filter_params), "column = ANY ($n)", so that the
  * planner can push the condition into the query view and use indexes and
@@ -175,28 +204,15 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 		if (family->rowwise)
 		{
 			StringInfoData refs;
-			StringInfoData arrays;
 
 			initStringInfo(&refs);
-			initStringInfo(&arrays);
 			foreach(lc, family->columns)
-			{
-				MtFilterColumn *col = lfirst(lc);
-				Form_pg_attribute att = find_attribute(desc, col->name);
-				const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
-				int			n = first_param + param + 1;
-
-				appendStringInfo(&refs, "%s%s%s", sep, alias ? psprintf("%s.", alias) : "",
-								 quote_identifier(col->name));
-				if (ptypes[param] == get_array_type(att->atttypid))
-					appendStringInfo(&arrays, "%spg_catalog.unnest($%d)", sep, n);
-				else
-					appendStringInfo(&arrays, "%spg_catalog.unnest($%d::%s[])", sep, n,
-									 format_type_with_typemod(att->atttypid, att->atttypmod));
-				param++;
-			}
-			appendStringInfo(&buf, "(%s) IN (SELECT * FROM ROWS FROM (%s)))",
-							 refs.data, arrays.data);
+				appendStringInfo(&refs, "%s%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+								 alias ? psprintf("%s.", alias) : "",
+								 quote_identifier(((MtFilterColumn *) lfirst(lc))->name));
+			appendStringInfo(&buf, "(%s) IN (SELECT * FROM ROWS FROM (%s)))", refs.data,
+							 family_rows(family, desc, ptypes + param, first_param + param));
+			param += list_length(family->columns);
 			continue;
 		}
 		foreach(lc, family->columns)
@@ -475,6 +491,167 @@ apply_refresh_options(MtTable *mt)
 }
 
 /*
+ * mt_favour_index_lookups
+ *		For the rest of the caller's GUC nest level, price a random page
+ *		read at MT_LOOKUP_PAGE_COST (unless it is already lower).  A
+ *		maintenance cycle looks up a few thousand rows of tables mostly in
+ *		memory -- a changed order's customer, a touched group's row -- and
+ *		priced as disk reads (random_page_cost 4), those lookups seem dearer
+ *		to the planner than hashing the whole table, which they are not.
+ */
+void
+mt_favour_index_lookups(void)
+{
+	if (random_page_cost > MT_LOOKUP_PAGE_COST)
+		(void) set_config_option("random_page_cost", CppAsString2(MT_LOOKUP_PAGE_COST),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Can the rows the filter names be replaced by one MERGE, matching the
+ * table's rows to the query's by the filter's columns (a key of the
+ * result) and updating them in place?  A row updated in place is one new
+ * version, often on its page and without new index entries (HOT), where
+ * the writer deletes it and inserts it again.  Not when the writer is
+ * needed: partitions to create, metadata columns, CONTINUOUS tables
+ * downstream (fed the rows the writer replaces), filters of several
+ * families or with NULLs (= matches no NULL), or a unique index on other
+ * columns (rows updated one by one could collide on the way).
+ */
+static bool
+merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
+{
+	MtFilterFamily *family;
+	List	   *keys = NIL;
+	List	   *indexes;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (!req->by_key || list_length(req->filter) != 1 ||
+		rel->rd_rel->relkind != RELKIND_RELATION || mt->metadata_columns != NIL ||
+		mt_chain_has_downstream(req->relid))
+		return false;
+	family = linitial(req->filter);
+	if (!family->rowwise && list_length(family->columns) != 1)
+		return false;
+	foreach(lc, family->columns)
+	{
+		MtFilterColumn *col = lfirst(lc);
+		Form_pg_attribute att = find_attribute(RelationGetDescr(rel), col->name);
+
+		if (col->has_null || att->attgenerated ||
+			att->atttypid != find_attribute(RelationGetDescr(view), col->name)->atttypid)
+			return false;
+		keys = lappend_int(keys, att->attnum);
+	}
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = index->rd_index;
+
+		if (form->indisunique || form->indisexclusion)
+			for (int i = 0; i < form->indnatts; i++)
+				if (!list_member_int(keys, form->indkey.values[i]))
+					ok = false;
+		index_close(index, AccessShareLock);
+	}
+	list_free(indexes);
+	return ok;
+}
+
+/*
+ * The MERGE of merge_by_key: the family's key tuples (its array
+ * parameters) left-joined with the source view; a key the view lacks
+ * deletes its row, one it has updates the row unless it is identical (by
+ * binary image, as REFRESH MATERIALIZED VIEW CONCURRENTLY compares: 1.0 is
+ * not 1.00) or inserts it.
+ */
+static char *
+merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleDesc	vdesc = RelationGetDescr(view);
+	StringInfoData knames;
+	StringInfoData join;
+	StringInfoData on;
+	StringInfoData select;
+	StringInfoData mcols;
+	StringInfoData scols;
+	StringInfoData sets;
+	StringInfoData icols;
+	StringInfoData ivals;
+	ListCell   *lc;
+	int			i;
+
+	initStringInfo(&knames);
+	initStringInfo(&join);
+	initStringInfo(&on);
+	initStringInfo(&select);
+	initStringInfo(&mcols);
+	initStringInfo(&scols);
+	initStringInfo(&sets);
+	initStringInfo(&icols);
+	initStringInfo(&ivals);
+	foreach(lc, family->columns)
+	{
+		const char *name = quote_identifier(((MtFilterColumn *) lfirst(lc))->name);
+		const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
+		const char *and = foreach_current_index(lc) > 0 ? " AND " : "";
+		int			k = foreach_current_index(lc) + 1;
+
+		appendStringInfo(&knames, "%s__mt_k%d", sep, k);
+		appendStringInfo(&select, "%sk.__mt_k%d", sep, k);
+		appendStringInfo(&join, "%sv.%s = k.__mt_k%d", and, name, k);
+		appendStringInfo(&on, "%sm.%s = s.__mt_k%d", and, name, k);
+		appendStringInfo(&icols, "%s%s", sep, name);
+		appendStringInfo(&ivals, "%ss.__mt_k%d", sep, k);
+	}
+	appendStringInfo(&select, ", v.%s IS NOT NULL AS __mt_present",
+					 quote_identifier(((MtFilterColumn *) linitial(family->columns))->name));
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+		const char *qname = quote_identifier(name);
+		Form_pg_attribute vatt;
+		bool		key = false;
+
+		if (att->attisdropped || att->attgenerated)
+			continue;
+		foreach(lc, family->columns)
+			key = key || strcmp(((MtFilterColumn *) lfirst(lc))->name, name) == 0;
+		if (key)
+			continue;
+		vatt = find_attribute(vdesc, name);
+		if (vatt->atttypid == att->atttypid && vatt->atttypmod == att->atttypmod)
+			appendStringInfo(&select, ", v.%s", qname);
+		else
+			appendStringInfo(&select, ", CAST(v.%s AS %s) AS %s", qname,
+							 format_type_with_typemod(att->atttypid, att->atttypmod), qname);
+		appendStringInfo(&mcols, "%sm.%s", mcols.len ? ", " : "", qname);
+		appendStringInfo(&scols, "%ss.%s", scols.len ? ", " : "", qname);
+		appendStringInfo(&sets, "%s%s = s.%s", sets.len ? ", " : "", qname, qname);
+		appendStringInfo(&icols, ", %s", qname);
+		appendStringInfo(&ivals, ", s.%s", qname);
+	}
+	return psprintf("MERGE INTO %s m USING (SELECT %s FROM ROWS FROM (%s) AS k(%s) "
+					"LEFT JOIN %s v ON %s) s ON %s "
+					"WHEN MATCHED AND NOT s.__mt_present THEN DELETE "
+					"%s"
+					"WHEN NOT MATCHED AND s.__mt_present THEN INSERT (%s) VALUES (%s)",
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel)),
+					select.data, family_rows(family, desc, ptypes, 0), knames.data,
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
+											   RelationGetRelationName(view)),
+					join.data, on.data,
+					sets.len ? psprintf("WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s)) "
+										"THEN UPDATE SET %s ", mcols.data, scols.data, sets.data) : "",
+					icols.data, ivals.data);
+}
+
+/*
  * mt_refresh_rows
  *		Replace rows of an MT with its query's result; see refresh.h.
  */
@@ -502,6 +679,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 	char	   *delete_sql;
 	char	   *where_sql;
 	char	   *select_query;
+	char	   *merge_query = NULL;
 	int			rc;
 
 	/*
@@ -517,11 +695,29 @@ mt_refresh_rows(MtRefreshRequest *req)
 	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
 	select_query = select_sql(rel, mt, view, req->filter, argtypes);
+	if (merge_by_key(req, rel, mt, view))
+		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes);
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
 	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
 	apply_refresh_options(mt);
+
+	if (merge_query)
+	{
+		mt_favour_index_lookups();
+		SPI_connect();
+		mt_internal_depth++;
+		rc = SPI_execute_with_args(merge_query, nparams, argtypes, values, NULL, false, 0);
+		mt_internal_depth--;
+		if (rc != SPI_OK_MERGE)
+			elog(ERROR, "could not replace the rows of \"%s\"", get_rel_name(relid));
+		/* rows written: each inserted, updated or deleted once */
+		counts.inserted = SPI_processed;
+		SPI_finish();
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		return counts;
+	}
 
 	/* rows are written while the query may run in parallel mode */
 	(void) GetCurrentTransactionId();
