@@ -88,6 +88,8 @@ typedef struct MtAnalysis
 								 * columns, then __mt_arg_<n> */
 	char	   *changes_sql;	/* with delta_join: the same rows for the
 								 * changed rows of delta_source, $1 */
+	bool		fold_while_decoding;	/* changed rows are folded into the
+										 * adjustments as they are decoded */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid);

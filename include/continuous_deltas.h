@@ -41,7 +41,6 @@ extern void mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *
 extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
 extern void mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src);
 extern int64 mt_deltas_ngroups(MtDeltaSet *set);
-extern bool mt_deltas_fold_while_decoding(MtAnalysis *a);
 extern void mt_deltas_log(MtDeltaSet *set);
 extern List *mt_deltas_apply(MtDeltaSet *set);
 

@@ -49,6 +49,11 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_sums FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, count(*) AS n, count(f) AS nf, sum(v) AS total, avg(v) AS average, sum(id) AS ids, avg(id) AS avg_id
          FROM cont.s WHERE id > 2 GROUP BY g$$);
+-- ... adjusted as each changed row is decoded, or, when the WHERE clause or
+-- an argument may raise an error (a division), when the table is applied
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_sums_applied FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n, sum(v) AS total FROM cont.s WHERE v / id > 1 GROUP BY g$$);
 -- ... the other aggregates recompute the changed groups
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_minmax FRESHNESS = INTERVAL '1' SECOND

@@ -93,6 +93,41 @@ typedef struct RelationCollector
 } RelationCollector;
 
 /*
+ * Can evaluating this expression fail?  Only what surely cannot is let
+ * through: columns, constants, AND/OR/NOT, NULL tests and comparisons by
+ * btree operators (=, <, IN (...), ...) of such.
+ */
+static bool
+may_fail(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+			return false;
+		case T_RelabelType:
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_List:
+			break;
+		case T_OpExpr:
+			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		case T_ScalarArrayOpExpr:
+			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, may_fail, context);
+}
+
+/*
  * A view's stored query (before PostgreSQL 16) starts with two range table
  * entries for the view itself, OLD and NEW, that are never read.
  */
@@ -941,7 +976,22 @@ mt_analyze_query_view(Oid viewid)
 					named = list_append_unique(named, lfirst(lr));
 		}
 		if (!a->delta_join)
-			a->reason = pstrdup("count, sum and avg per group are kept and adjusted by each changed row");
+		{
+			/*
+			 * Folding changed rows into adjustments as decoding delivers
+			 * them keeps a cycle as large as the groups it touches, however
+			 * many rows one transaction changed; but an error there would
+			 * stop decoding for every table of the database, so only
+			 * expressions that cannot fail are evaluated there.
+			 */
+			a->fold_while_decoding = !may_fail(a->delta_quals, NULL);
+			foreach(lc, a->aggs)
+				if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
+					a->fold_while_decoding = false;
+			a->reason = a->fold_while_decoding ?
+				pstrdup("count, sum and avg per group are kept and adjusted by each changed row as it is decoded") :
+				pstrdup("count, sum and avg per group are kept and adjusted by each changed row when the table is applied (its WHERE clause or an aggregate's argument may raise an error)");
+		}
 		else
 		{
 			a->reason = psprintf("count, sum and avg per group are kept and adjusted by each changed row of %s, joined with the other sources",

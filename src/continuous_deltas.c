@@ -423,64 +423,6 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
  * ---------------------------------------------------------------------
  */
 
-/*
- * Can evaluating this expression fail?  Only what surely cannot is let
- * through: columns, constants, AND/OR/NOT, NULL tests and comparisons by
- * btree operators (=, <, IN (...), ...) of such.
- */
-static bool
-may_fail(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	switch (nodeTag(node))
-	{
-		case T_Var:
-		case T_Const:
-			return false;
-		case T_RelabelType:
-		case T_BoolExpr:
-		case T_NullTest:
-		case T_BooleanTest:
-		case T_List:
-			break;
-		case T_OpExpr:
-			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
-				return true;
-			break;
-		case T_ScalarArrayOpExpr:
-			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
-				return true;
-			break;
-		default:
-			return true;
-	}
-	return expression_tree_walker(node, may_fail, context);
-}
-
-/*
- * mt_deltas_fold_while_decoding
- *		May the changed rows of a single-source DELTAS table be folded into
- *		its adjustments as decoding delivers them, instead of being kept
- *		until the table is applied?  Folding keeps a batch as large as its
- *		groups, not its rows, however many rows one transaction changed; but
- *		an error there would stop decoding for every table of the database,
- *		so the WHERE clause and aggregate arguments must be expressions that
- *		cannot fail (columns of the row, comparisons).
- */
-bool
-mt_deltas_fold_while_decoding(MtAnalysis *a)
-{
-	ListCell   *lc;
-
-	if (a->strategy != MT_STRATEGY_DELTAS || a->delta_join || may_fail(a->delta_quals, NULL))
-		return false;
-	foreach(lc, a->aggs)
-		if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
-			return false;
-	return true;
-}
-
 MtDeltaSet *
 mt_deltas_begin(Oid relid, MtAnalysis *a)
 {

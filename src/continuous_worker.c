@@ -155,7 +155,6 @@ typedef struct ContTable
 	MtAnalysis *analysis;
 	int64		freshness;		/* microseconds */
 	bool		synced;			/* taken up: its changes are followed */
-	bool		folds;			/* mt_deltas_fold_while_decoding() */
 	bool		has_baseline;
 	Seen		baseline;
 
@@ -599,7 +598,6 @@ read_tables(List *mts, MemoryContext context, List **result)
 		t->query_view = mt->query_view;
 		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
 		t->analysis = mt_analyze_query_view(mt->query_view);
-		t->folds = mt_deltas_fold_while_decoding(t->analysis);
 		t->reads = relations_read(mt->query_view);
 		t->writes = mt_leaf_relations(mt->relid);
 		*result = lappend(*result, t);
@@ -906,7 +904,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				table_gives_up(t);
 				continue;
 			}
-			if (t->folds)
+			if (t->analysis->fold_while_decoding)
 			{
 				fold_change(t, in, tuples);
 				continue;

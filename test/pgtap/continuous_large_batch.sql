@@ -25,7 +25,7 @@ ALTER TABLE parts ATTACH PARTITION parts_high FOR VALUES FROM (5000) TO (MAXVALU
 INSERT INTO parts SELECT i, i % 30, i % 100 FROM generate_series(1, 10000) i;
 ANALYZE big, parts;
 
-SELECT plan(9);
+SELECT plan(10);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_lb.folded FRESHNESS = INTERVAL '1' SECOND AS
@@ -40,6 +40,10 @@ SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
             WHERE relid IN ('folded'::regclass, 'unfolded'::regclass, 'by_part'::regclass)),
           ARRAY['DELTAS', 'DELTAS', 'DELTAS'], 'all are kept by deltas');
+SELECT is((SELECT array_agg(maintenance_detail LIKE '% as it is decoded' ORDER BY table_name::text)
+             FROM materialized_table.materialized_tables
+            WHERE table_name IN ('folded'::regclass, 'unfolded'::regclass, 'by_part'::regclass)),
+          ARRAY[true, true, false], 'by_part and folded fold rows as they are decoded, unfolded does not');
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
                         WHERE relid IN ('tap_lb.folded'::regclass, 'tap_lb.unfolded'::regclass,
                                         'tap_lb.by_part'::regclass)$$, 60),
