@@ -454,12 +454,19 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 		return set;
 	}
 
-	source = table_open(a->delta_source, AccessShareLock);
+	/*
+	 * The source's row layout, without a lock: this may run inside logical
+	 * decoding (rows folded as they are decoded), which must not wait for
+	 * DDL another session holds on the source.
+	 */
+	source = RelationIdGetRelation(a->delta_source);
+	if (!RelationIsValid(source))
+		elog(ERROR, "could not open relation with OID %u", a->delta_source);
 	set->estate = CreateExecutorState();
 	set->econtext = GetPerTupleExprContext(set->estate);
 	set->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(source)),
 										 &TTSOpsHeapTuple);
-	table_close(source, AccessShareLock);
+	RelationClose(source);
 
 	if (a->delta_quals)
 		set->qual = ExecPrepareQual(make_ands_implicit((Expr *) a->delta_quals), set->estate);
