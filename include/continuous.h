@@ -21,5 +21,6 @@ extern bool mt_continuous_worker_start(List *tables);
 extern bool mt_continuous_worker_tables_changed(List *tables);
 extern long mt_continuous_worker_cycle(void);
 extern void mt_continuous_worker_stop(bool drop_slot);
+extern void mt_worker_gives_way_in_deadlocks(void);
 
 #endif							/* MT_CONTINUOUS_H */

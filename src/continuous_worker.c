@@ -517,7 +517,18 @@ set_lock_timeout(void)
 {
 	(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
 							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
-	/* and a deadlock is found by the worker, which then gives up, first */
+	mt_worker_gives_way_in_deadlocks();
+}
+
+/*
+ * mt_worker_gives_way_in_deadlocks
+ *		For the rest of the transaction, a deadlock between the worker and
+ *		a session (DROP of a table a refresh reads) is found by the worker,
+ *		which then gives up, first.
+ */
+void
+mt_worker_gives_way_in_deadlocks(void)
+{
 	(void) set_config_option("deadlock_timeout", APPLY_DEADLOCK_TIMEOUT, PGC_SUSET,
 							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }

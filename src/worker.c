@@ -132,6 +132,8 @@ run_scheduled(ScheduledTable *t, TimestampTz trigger_time)
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	/* DDL colliding with the refresh wins; the next run tries again */
+	mt_worker_gives_way_in_deadlocks();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	name = get_rel_name(t->relid);
 	pgstat_report_activity(STATE_RUNNING,
