@@ -67,6 +67,8 @@ typedef struct MtDeltaAgg
 	Oid			sum_type;		/* type of the kept sum */
 	char	   *output;			/* result column */
 	Oid			output_type;
+	Oid			arg_relid;		/* the argument is this table's column ... */
+	AttrNumber	arg_attnum;		/* ... or InvalidAttrNumber */
 } MtDeltaAgg;
 
 typedef struct MtAnalysis
@@ -90,11 +92,14 @@ typedef struct MtAnalysis
 								 * changed rows of delta_source, $1 */
 	bool		fold_while_decoding;	/* changed rows are folded into the
 										 * adjustments as they are decoded */
+	bool		in_place;		/* a new pipeline makes the table's own rows
+								 * its state (continuous_deltas.h) */
 } MtAnalysis;
 
-extern MtAnalysis *mt_analyze_query_view(Oid viewid);
+extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);
 extern List *mt_analysis_sources(MtAnalysis *analysis);
 extern bool mt_relation_is_decodable(Oid relid);
+extern bool mt_deltas_in_place_possible(MtAnalysis *a);
 
 #endif							/* MT_CONTINUOUS_ANALYSIS_H */

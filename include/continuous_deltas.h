@@ -17,6 +17,12 @@
  * them to the state and refreshing the groups they touch from the derived
  * view reads nothing but those groups.
  *
+ * A table whose result columns are all counts and sums that are never NULL
+ * (MtAnalysis.in_place) has neither object: its own rows are the state,
+ * and the adjustments are added to them.  Which kind a table is was decided
+ * when its pipeline was created, and is recorded by whether its state
+ * table exists (mt_deltas_has_state).
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef MT_CONTINUOUS_DELTAS_H
@@ -43,5 +49,8 @@ extern void mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src);
 extern int64 mt_deltas_ngroups(MtDeltaSet *set);
 extern void mt_deltas_log(MtDeltaSet *set);
 extern List *mt_deltas_apply(MtDeltaSet *set);
+extern bool mt_deltas_has_state(Oid relid);
+extern bool mt_deltas_saw_null_sum(MtDeltaSet *set);
+extern int64 mt_deltas_apply_in_place(MtDeltaSet *set);
 
 #endif							/* MT_CONTINUOUS_DELTAS_H */

@@ -18,6 +18,7 @@
 #include "access/tupdesc.h"
 #include "nodes/params.h"
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
 
 #include "catalog.h"
 
@@ -83,6 +84,7 @@ extern MtRefreshCounts mt_refresh_rows(MtRefreshRequest *req);
 /* random_page_cost for a cycle's lookups (see mt_favour_index_lookups) */
 #define MT_LOOKUP_PAGE_COST		1.1
 extern void mt_favour_index_lookups(void);
+extern bool mt_unique_beyond_keys(Relation rel, List *keys);
 
 /*
  * Replace the whole content (spec NIL) or the rows of one partition

@@ -54,6 +54,19 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_sums_applied FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, count(*) AS n, sum(v) AS total FROM cont.s WHERE v / id > 1 GROUP BY g$$);
+-- ... kept in the table's own rows, without hidden state, when every
+-- aggregate is a count or a sum of a NOT NULL column and count(*) tells when
+-- a group is gone
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_own_rows FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n, count(v) AS nv, sum(id) AS ids FROM cont.s GROUP BY g, b$$);
+-- ... but not without count(*), nor with a table that holds more than the
+-- query's columns, or other types
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_no_count FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(id) AS ids FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE d_declared (g INT, n DECIMAL(20, 0), ids BIGINT) FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n, sum(id) AS ids FROM cont.s GROUP BY g$$);
 -- ... the other aggregates recompute the changed groups
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_minmax FRESHNESS = INTERVAL '1' SECOND
@@ -187,6 +200,8 @@ SELECT attname FROM pg_attribute WHERE attrelid = 'd_sums'::regclass AND attnum 
 SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_state,
        to_regclass('materialized_table_internal.derived_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_derived;
 SELECT to_regclass('materialized_table_internal.state_' || 'k_minmax'::regclass::oid) IS NOT NULL AS has_state;
+SELECT to_regclass('materialized_table_internal.state_' || 'd_own_rows'::regclass::oid) IS NOT NULL AS has_state,
+       to_regclass('materialized_table_internal.derived_' || 'd_own_rows'::regclass::oid) IS NOT NULL AS has_derived;
 -- every source of a table that follows old rows has REPLICA IDENTITY FULL;
 -- a materialized table in a chain keeps its own (it feeds its readers
 -- itself, not by decoding)

@@ -266,10 +266,10 @@ start_pipeline(MtTable *mt)
 	MtAnalysis *a;
 
 	check_decoding_prerequisites();
-	a = mt_analyze_query_view(mt->query_view);
+	a = mt_analyze_query_view(mt->query_view, mt->relid);
 	ensure_replica_identity(a);
 	state_insert(mt->relid, a);
-	if (a->strategy == MT_STRATEGY_DELTAS)
+	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
 		mt_deltas_create_objects(mt->relid, a);
 	ensure_key_index(mt, a);
 }

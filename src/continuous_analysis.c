@@ -40,6 +40,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "catalog.h"
 #include "commands.h"
 #include "continuous_analysis.h"
 
@@ -554,6 +555,90 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 	return -1;
 }
 
+/*
+ * mt_deltas_in_place_possible
+ *		Can a DELTAS table's own rows be its state?  They can when each
+ *		result column can be adjusted from its value alone -- count(*),
+ *		count(x), and sum(x) of a column declared NOT NULL (whose sum is
+ *		never NULL in a group that has rows) -- and count(*) tells when a
+ *		group has no rows left.  Then a changed group is one row updated in
+ *		the table, instead of a row of hidden state updated and the table's
+ *		row rewritten from it.  avg, and sums that may be NULL, need the
+ *		hidden counts.  The constraints are read as they are now: the
+ *		worker asks again before it takes rows from the query.
+ */
+bool
+mt_deltas_in_place_possible(MtAnalysis *a)
+{
+	bool		counted = false;
+	ListCell   *lc;
+
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		HeapTuple	tup;
+		bool		not_null;
+
+		if (d->kind == MT_AGG_COUNT_STAR)
+			counted = true;
+		if (d->kind == MT_AGG_AVG)
+			return false;
+		if (d->kind != MT_AGG_SUM)
+			continue;
+		if (!OidIsValid(d->arg_relid))
+			return false;
+		tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(d->arg_relid),
+							  Int16GetDatum(d->arg_attnum));
+		if (!HeapTupleIsValid(tup))
+			return false;
+		not_null = ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+		ReleaseSysCache(tup);
+		if (!not_null)
+			return false;
+	}
+	return counted;
+}
+
+/*
+ * Can the table be its own state?  Rows adjusted in place must be rows of
+ * one plain table (no partitions to route them to) that holds nothing but
+ * the query's columns, each of the type the query gives it (a declared
+ * column list may give others).
+ */
+static bool
+table_holds_its_state(Oid relid, Query *q)
+{
+	MtTable    *mt = OidIsValid(relid) ? mt_catalog_lookup(relid, true) : NULL;
+	Relation	rel;
+	TupleDesc	desc;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (mt == NULL || mt->metadata_columns != NIL || get_rel_relkind(relid) != RELKIND_RELATION)
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		bool		found = false;
+
+		if (tle->resjunk)
+			continue;
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), tle->resname) == 0)
+				found = !att->attgenerated && att->atttypid == exprType((Node *) tle->expr) &&
+					att->atttypmod == exprTypmod((Node *) tle->expr);
+		}
+		ok = ok && found;
+	}
+	table_close(rel, AccessShareLock);
+	return ok;
+}
+
 /* Is every item of the jointree a plain relation, joined by inner joins? */
 static bool
 inner_joins_only(Query *q, Node *node)
@@ -791,6 +876,16 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 			d->arg = agg->args ? copyObject(((TargetEntry *) linitial(agg->args))->expr) : NULL;
 			d->output = pstrdup(tle->resname);
 			d->output_type = agg->aggtype;
+			if (d->arg)
+			{
+				Var		   *var = base_var(q, (Node *) d->arg);
+
+				if (var)
+				{
+					d->arg_relid = rt_fetch(var->varno, q->rtable)->relid;
+					d->arg_attnum = var->varattno;
+				}
+			}
 			a->aggs = lappend(a->aggs, d);
 		}
 		else
@@ -864,7 +959,7 @@ narrow_to_primary_key(MtSourceUse *use)
  */
 
 MtAnalysis *
-mt_analyze_query_view(Oid viewid)
+mt_analyze_query_view(Oid viewid, Oid relid)
 {
 	Relation	view = table_open(viewid, AccessShareLock);
 	Query	   *q = copyObject(get_view_query(view));
@@ -962,8 +1057,12 @@ mt_analyze_query_view(Oid viewid)
 	if (try_deltas(&g, q, a))
 	{
 		List	   *named = NIL;
+		const char *kept;
 
 		a->strategy = MT_STRATEGY_DELTAS;
+		a->in_place = mt_deltas_in_place_possible(a) && table_holds_its_state(relid, q);
+		kept = a->in_place ? "count and sum per group are adjusted in the table's own rows" :
+			"count, sum and avg per group are kept and adjusted";
 		foreach(lc, a->uses)
 		{
 			MtSourceUse *use = lfirst(lc);
@@ -988,14 +1087,14 @@ mt_analyze_query_view(Oid viewid)
 			foreach(lc, a->aggs)
 				if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
 					a->fold_while_decoding = false;
-			a->reason = a->fold_while_decoding ?
-				pstrdup("count, sum and avg per group are kept and adjusted by each changed row as it is decoded") :
-				pstrdup("count, sum and avg per group are kept and adjusted by each changed row when the table is applied (its WHERE clause or an aggregate's argument may raise an error)");
+			a->reason = psprintf("%s by each changed row %s", kept,
+								 a->fold_while_decoding ? "as it is decoded" :
+								 "when the table is applied (its WHERE clause or an aggregate's argument may raise an error)");
 		}
 		else
 		{
-			a->reason = psprintf("count, sum and avg per group are kept and adjusted by each changed row of %s, joined with the other sources",
-								 get_rel_name(a->delta_source));
+			a->reason = psprintf("%s by each changed row of %s, joined with the other sources",
+								 kept, get_rel_name(a->delta_source));
 			if (named != NIL)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));

@@ -121,7 +121,7 @@ mt_chain_begin(MtTable *upstream, TupleDesc desc)
 		ListCell   *lu;
 
 		d->relid = mt->relid;
-		d->analysis = mt_analyze_query_view(mt->query_view);
+		d->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
 		foreach(lu, d->analysis->uses)
 		{
 			MtSourceUse *use = lfirst(lu);

@@ -39,6 +39,7 @@
 
 #include "catalog.h"
 #include "commands.h"
+#include "continuous_chain.h"
 #include "continuous_deltas.h"
 #include "materialized_table.h"
 
@@ -103,14 +104,14 @@ nn_column(int i)
 }
 
 static Form_pg_attribute
-view_column(TupleDesc desc, const char *name)
+named_column(TupleDesc desc, const char *name)
 {
 	int			i;
 
 	for (i = 0; i < desc->natts; i++)
 		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
 			return TupleDescAttr(desc, i);
-	elog(ERROR, "column \"%s\" not found in query view", name);
+	elog(ERROR, "column \"%s\" not found", name);
 	return NULL;
 }
 
@@ -148,7 +149,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	initStringInfo(&select);
 	foreach(lc, a->group_outputs)
 	{
-		Form_pg_attribute att = view_column(vdesc, lfirst(lc));
+		Form_pg_attribute att = named_column(vdesc, lfirst(lc));
 		const char *name = quote_identifier(lfirst(lc));
 
 		appendStringInfo(&cols, "%s %s, ", name,
@@ -245,13 +246,15 @@ mt_deltas_drop_objects(Oid relid)
 	CommandCounterIncrement();
 }
 
-/* The state table's columns, for reading filters on group columns. */
+/*
+ * The state table's columns, for reading filters on group columns: the
+ * table's own, when it is its own state.
+ */
 static TupleDesc
 state_desc(Oid relid)
 {
-	Relation	state = table_open(get_relname_relid(psprintf("state_%u", relid),
-													 mt_internal_namespace()),
-								   AccessShareLock);
+	Oid			stateid = get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace());
+	Relation	state = table_open(OidIsValid(stateid) ? stateid : relid, AccessShareLock);
 	TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(state));
 
 	table_close(state, AccessShareLock);
@@ -977,7 +980,7 @@ mt_deltas_apply(MtDeltaSet *set)
 	i = 0;
 	foreach(lc, a->group_outputs)
 	{
-		Form_pg_attribute att = view_column(vdesc, lfirst(lc));
+		Form_pg_attribute att = named_column(vdesc, lfirst(lc));
 		char	   *type = format_type_extended(att->atttypid, att->atttypmod,
 												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 
@@ -1053,4 +1056,297 @@ mt_deltas_apply(MtDeltaSet *set)
 	SPI_finish();
 
 	return touched_groups(set);
+}
+
+/* ---------------------------------------------------------------------
+ * The table's own rows as the state (MtAnalysis.in_place)
+ * ---------------------------------------------------------------------
+ */
+
+bool
+mt_deltas_has_state(Oid relid)
+{
+	return OidIsValid(get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace()));
+}
+
+/*
+ * mt_deltas_saw_null_sum
+ *		Did a changed row bring a NULL to a sum kept in the table's own
+ *		rows?  Their sums rest on their arguments' NOT NULL constraints;
+ *		one dropped since, the table needs the hidden counts after all.
+ */
+bool
+mt_deltas_saw_null_sum(MtDeltaSet *set)
+{
+	ListCell   *lc;
+
+	foreach(lc, set->groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+
+		for (int i = 0; i < set->nagg; i++)
+			if (((MtDeltaAgg *) list_nth(set->a->aggs, i))->kind == MT_AGG_SUM &&
+				g->nn[i] != g->rows)
+				return true;
+	}
+	return false;
+}
+
+/* Does the group's adjustment change nothing (rows changed outside the query's columns)? */
+static bool
+idle_group(MtDeltaSet *set, DeltaGroup *g)
+{
+	if (g->rows != 0)
+		return false;
+	for (int i = 0; i < set->nagg; i++)
+		if (g->nn[i] != 0 ||
+			!DatumGetBool(DirectFunctionCall2(numeric_eq, g->sums[i], numeric_zero())))
+			return false;
+	return true;
+}
+
+/* An int8[] of the groups' row counts (agg < 0) or non-NULL counts, or a numeric[] of sums. */
+static Datum
+adjustment_array(List *groups, int agg, bool sums)
+{
+	int			n = list_length(groups);
+	Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
+	ListCell   *lc;
+
+	foreach(lc, groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+
+		elems[foreach_current_index(lc)] = agg < 0 ? Int64GetDatum(g->rows) :
+			sums ? g->sums[agg] : Int64GetDatum(g->nn[agg]);
+	}
+	return sums ? PointerGetDatum(construct_array(elems, n, NUMERICOID, -1, false, TYPALIGN_INT)) :
+		PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+										TYPALIGN_DOUBLE));
+}
+
+/*
+ * The MERGE adding the adjustments of groups that have NULL in the same
+ * group columns (nulls) to the table's rows, and its parameters: the
+ * groups' other columns as text[], then the row counts and each
+ * aggregate's sums or counts.  A matched group whose row count falls to
+ * zero is deleted, an unmatched one with rows inserted.
+ */
+static char *
+in_place_merge(MtDeltaSet *set, Relation rel, List *groups, Bitmapset *nulls,
+			   int *nparams, Oid *types, Datum *values)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	StringInfoData cols;
+	StringInfoData unnest;
+	StringInfoData names;
+	StringInfoData on;
+	StringInfoData sets;
+	StringInfoData icols;
+	StringInfoData ivals;
+	const char *rows_column = NULL;
+	ListCell   *lc;
+	int			p = 0;
+
+	initStringInfo(&cols);
+	initStringInfo(&unnest);
+	initStringInfo(&names);
+	initStringInfo(&on);
+	initStringInfo(&sets);
+	initStringInfo(&icols);
+	initStringInfo(&ivals);
+	foreach(lc, set->a->group_outputs)
+	{
+		int			i = foreach_current_index(lc);
+		const char *name = quote_identifier(lfirst(lc));
+		Form_pg_attribute att = named_column(desc, lfirst(lc));
+
+		appendStringInfo(&on, "%s", i > 0 ? " AND " : "");
+		appendStringInfo(&icols, "%s%s", i > 0 ? ", " : "", name);
+		if (bms_is_member(i, nulls))
+		{
+			appendStringInfo(&on, "m.%s IS NULL", name);
+			appendStringInfo(&ivals, "%sNULL", i > 0 ? ", " : "");
+			continue;
+		}
+		appendStringInfo(&on, "m.%s = d.__mt_k%d", name, i);
+		appendStringInfo(&ivals, "%sd.__mt_k%d", i > 0 ? ", " : "", i);
+		appendStringInfo(&cols, "u.k%d::%s AS __mt_k%d, ", i,
+						 format_type_extended(att->atttypid, att->atttypmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
+						 i);
+		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
+		appendStringInfo(&names, "k%d, ", i);
+		types[p] = TEXTARRAYOID;
+		values[p++] = column_array(groups, set->ngroup, i, true, 0, false);
+	}
+	appendStringInfoString(&cols, "u.r AS __mt_r");
+	appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.int8[])", p + 1);
+	appendStringInfoString(&names, "r");
+	types[p] = INT8ARRAYOID;
+	values[p++] = adjustment_array(groups, -1, false);
+	foreach(lc, set->a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		int			i = foreach_current_index(lc);
+		const char *name = quote_identifier(d->output);
+		char	   *adjustment;
+
+		if (d->kind == MT_AGG_COUNT_STAR)
+		{
+			adjustment = "d.__mt_r";
+			rows_column = rows_column ? rows_column : name;
+		}
+		else
+		{
+			bool		sums = (d->kind == MT_AGG_SUM);
+
+			adjustment = psprintf("d.__mt_a%d", i);
+			appendStringInfo(&cols, ", u.a%d::%s AS __mt_a%d", i,
+							 format_type_be_qualified(d->output_type), i);
+			appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.%s[])", p + 1,
+							 sums ? "numeric" : "int8");
+			appendStringInfo(&names, ", a%d", i);
+			types[p] = sums ? NUMERICARRAYOID : INT8ARRAYOID;
+			values[p++] = adjustment_array(groups, i, sums);
+		}
+		appendStringInfo(&sets, "%s%s = m.%s + %s", i > 0 ? ", " : "", name, name, adjustment);
+		appendStringInfo(&icols, ", %s", name);
+		appendStringInfo(&ivals, ", %s", adjustment);
+	}
+	*nparams = p;
+	return psprintf("MERGE INTO %s m USING (SELECT %s FROM ROWS FROM (%s) u(%s)) d ON %s "
+					"WHEN MATCHED AND m.%s + d.__mt_r <= 0 THEN DELETE "
+					"WHEN MATCHED THEN UPDATE SET %s "
+					"WHEN NOT MATCHED AND d.__mt_r > 0 THEN INSERT (%s) VALUES (%s)",
+					mt_qualified_name(set->relid), cols.data, unnest.data, names.data, on.data,
+					rows_column, sets.data, icols.data, ivals.data);
+}
+
+/*
+ * Hand the table's rows of the touched groups to the CONTINUOUS tables
+ * downstream: as they are before the adjustments (sign -1) or after (1).
+ */
+static void
+feed_groups(MtChainFeed *feed, MtDeltaSet *set, Relation rel, int sign)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *filter = touched_groups(set);
+	Oid		   *types;
+	Datum	   *values;
+	ParamListInfo params;
+	int			nparams = mt_filter_params(filter, desc, &types, &values, &params);
+	Datum	   *row = palloc(sizeof(Datum) * (desc->natts + 1));
+	bool	   *isnull = palloc(sizeof(bool) * (desc->natts + 1));
+
+	if (filter == NIL)
+		return;
+	if (SPI_execute_with_args(psprintf("SELECT * FROM %s WHERE %s", mt_qualified_name(set->relid),
+									   mt_filter_condition(filter, NULL, desc, types, 0)),
+							  nparams, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the rows of \"%s\"", get_rel_name(set->relid));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int			c = 0;
+
+		/* in the table's layout, dropped columns included */
+		for (int i = 0; i < desc->natts; i++)
+		{
+			isnull[i] = true;
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				row[i] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, ++c,
+									   &isnull[i]);
+		}
+		mt_chain_row(feed, heap_form_tuple(desc, row, isnull), sign);
+	}
+}
+
+/*
+ * mt_deltas_apply_in_place
+ *		Add the adjustments to the table's own rows: one MERGE per pattern
+ *		of NULL group columns among the groups (= finds no NULL; IS NULL
+ *		does, and both use the table's index on them).  Returns the number
+ *		of rows written, or -1 if they cannot be adjusted one by one (see
+ *		mt_unique_beyond_keys): the caller recomputes instead.
+ */
+int64
+mt_deltas_apply_in_place(MtDeltaSet *set)
+{
+	MtTable    *mt = mt_catalog_lookup(set->relid, false);
+	Relation	rel = table_open(set->relid, MT_REFRESH_LOCKMODE);
+	int			nparams = set->ngroup + 1 + set->nagg;
+	Oid		   *types = palloc(sizeof(Oid) * nparams);
+	Datum	   *values = palloc(sizeof(Datum) * nparams);
+	List	   *keys = NIL;
+	List	   *patterns = NIL; /* Bitmapset of NULL group columns */
+	List	   *members = NIL;	/* List of DeltaGroup, per pattern */
+	MtChainFeed *feed;
+	ListCell   *lc;
+	ListCell   *lp;
+	ListCell   *lm;
+	int64		written = 0;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+
+	foreach(lc, set->a->group_outputs)
+		keys = lappend_int(keys, get_attnum(set->relid, lfirst(lc)));
+	if (mt_unique_beyond_keys(rel, keys))
+	{
+		table_close(rel, NoLock);
+		return -1;
+	}
+	foreach(lc, set->groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		Bitmapset  *nulls = NULL;
+		bool		placed = false;
+
+		if (idle_group(set, g))
+			continue;
+		for (int i = 0; i < set->ngroup; i++)
+			if (g->values[i] == NULL)
+				nulls = bms_add_member(nulls, i);
+		forboth(lp, patterns, lm, members)
+		{
+			if (bms_equal(lfirst(lp), nulls))
+			{
+				lfirst(lm) = lappend(lfirst(lm), g);
+				placed = true;
+				break;
+			}
+		}
+		if (!placed)
+		{
+			patterns = lappend(patterns, nulls);
+			members = lappend(members, list_make1(g));
+		}
+	}
+
+	mt_run_as_owner_begin(rel->rd_rel->relowner, &save_userid, &save_sec, &save_nestlevel);
+	mt_favour_index_lookups();
+	SPI_connect();
+	feed = mt_chain_begin(mt, CreateTupleDescCopy(RelationGetDescr(rel)));
+	if (feed)
+		feed_groups(feed, set, rel, -1);
+	mt_internal_depth++;
+	forboth(lp, patterns, lm, members)
+	{
+		char	   *sql = in_place_merge(set, rel, lfirst(lm), lfirst(lp), &nparams, types, values);
+
+		if (SPI_execute_with_args(sql, nparams, types, values, NULL, false, 0) != SPI_OK_MERGE)
+			elog(ERROR, "could not adjust the rows of \"%s\"", get_rel_name(set->relid));
+		written += SPI_processed;
+	}
+	mt_internal_depth--;
+	if (feed)
+	{
+		CommandCounterIncrement();
+		feed_groups(feed, set, rel, 1);
+		mt_chain_finish(feed);
+	}
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+	table_close(rel, NoLock);
+	return written;
 }

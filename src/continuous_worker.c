@@ -608,7 +608,7 @@ read_tables(List *mts, MemoryContext context, List **result)
 		t->relid = mt->relid;
 		t->query_view = mt->query_view;
 		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-		t->analysis = mt_analyze_query_view(mt->query_view);
+		t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
 		t->reads = relations_read(mt->query_view);
 		t->writes = mt_leaf_relations(mt->relid);
 		*result = lappend(*result, t);
@@ -1589,8 +1589,41 @@ batch_deltas(ContTable *t, bool with_logged)
 }
 
 /*
- * Recompute the whole table.  For DELTAS, the state first, then the table
- * from it, both as of one snapshot that becomes the table's baseline.
+ * Is the DELTAS table its own state (MtAnalysis.in_place)?  What its
+ * pipeline was created as, which the constraints may no longer say, and
+ * which a cycle may have changed (keep_state): asked of the catalog.
+ */
+static bool
+own_rows(ContTable *t)
+{
+	return !mt_deltas_has_state(t->relid);
+}
+
+/*
+ * A table that was its own state needs the hidden counts after all: a
+ * changed row brought a NULL to a sum, or rows are about to be recomputed
+ * from the query while the NOT NULL constraint a sum rested on is gone
+ * (groups with NULL arguments would come in, which later adjustments
+ * would get wrong).  Create them, for the full recompute the caller does
+ * next, which fills them.  The table is maintained that way from now on,
+ * and says so.
+ */
+static void
+keep_state(ContTable *t)
+{
+	MtTable    *mt = mt_catalog_lookup(t->relid, false);
+	MtAnalysis *now = mt_analyze_query_view(mt->query_view, mt->relid);
+
+	mt_deltas_create_objects(t->relid, t->analysis);
+	CommandCounterIncrement();
+	state_exec("UPDATE materialized_table_internal.continuous_state SET reason = $2 WHERE relid = $1",
+			   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
+}
+
+/*
+ * Recompute the whole table.  For DELTAS, the state first (unless the
+ * table is its own state), then the table from it, both as of one snapshot
+ * that becomes the table's baseline.
  */
 static MtRefreshCounts
 recompute_full(ContTable *t)
@@ -1601,15 +1634,21 @@ recompute_full(ContTable *t)
 	req.relid = t->relid;
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
-		Snapshot	snap = RegisterSnapshot(GetTransactionSnapshot());
+		Snapshot	snap;
 		Oid			types[5] = {OIDOID};
 		Datum		values[5];
 
-		mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
-		CommandCounterIncrement();
-		snap->curcid = GetCurrentCommandId(false);
+		if (own_rows(t) && !mt_deltas_in_place_possible(t->analysis))
+			keep_state(t);
+		snap = RegisterSnapshot(GetTransactionSnapshot());
+		if (!own_rows(t))
+		{
+			mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
+			CommandCounterIncrement();
+			snap->curcid = GetCurrentCommandId(false);
+			req.source_view = mt_deltas_derived_view(t->relid);
+		}
 		PushActiveSnapshot(snap);
-		req.source_view = mt_deltas_derived_view(t->relid);
 		req.use_snapshot = true;
 		counts = mt_refresh_rows(&req);
 		PopActiveSnapshot();
@@ -1646,18 +1685,33 @@ recompute_full(ContTable *t)
  * baseline.  Adjustments of changes that snapshot saw must already be in
  * the state: they are applied first.
  */
-static void
+static MtRefreshCounts
 recompute_groups(ContTable *t, List *groups)
 {
+	MtRefreshCounts counts = {0};
 	Snapshot	snap;
 
 	CommandCounterIncrement();
 	snap = RegisterSnapshot(GetTransactionSnapshot());
-	mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
+	if (own_rows(t))
+	{
+		/* the table's rows of those groups, from the query */
+		MtRefreshRequest req = {0};
+
+		req.relid = t->relid;
+		req.filter = groups;
+		req.use_snapshot = true;
+		PushActiveSnapshot(snap);
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
+	}
+	else
+		mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
 	/* every transaction the snapshot saw had committed before this point */
 	record_group_baseline(t->relid, groups, snap, GetXLogInsertRecPtr());
 	UnregisterSnapshot(snap);
 	CommandCounterIncrement();
+	return counts;
 }
 
 /*
@@ -1802,6 +1856,29 @@ apply_table(ContTable *t, TableState *st)
 		if (req.filter != NIL)
 			counts = mt_refresh_rows(&req);
 		measure_keys(t, nkeys, start);
+	}
+	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t))
+	{
+		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		int64		written = -1;
+
+		if (mt_deltas_saw_null_sum(set) ||
+			(named != NIL && !mt_deltas_in_place_possible(t->analysis)))
+			keep_state(t);
+		else
+			written = mt_deltas_apply_in_place(set);
+		/* else recomputed in full, below */
+		full = (written < 0);
+		if (!full && named != NIL)
+		{
+			start = GetCurrentTimestamp();
+			counts = recompute_groups(t, named);
+			measure_keys(t, nkeys, start);
+		}
+		counts.inserted += Max(written, 0);
+		if (!full && st->pending_since)
+			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{

@@ -523,9 +523,7 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 {
 	MtFilterFamily *family;
 	List	   *keys = NIL;
-	List	   *indexes;
 	ListCell   *lc;
-	bool		ok = true;
 
 	if (!req->by_key || list_length(req->filter) != 1 ||
 		rel->rd_rel->relkind != RELKIND_RELATION || mt->metadata_columns != NIL ||
@@ -544,7 +542,22 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 			return false;
 		keys = lappend_int(keys, att->attnum);
 	}
-	indexes = RelationGetIndexList(rel);
+	return !mt_unique_beyond_keys(rel, keys);
+}
+
+/*
+ * mt_unique_beyond_keys
+ *		Has rel a unique or exclusion constraint on columns beyond keys
+ *		(attnums)?  Rows matched by their keys and updated one by one could
+ *		then collide on the way to a result that has no collision.
+ */
+bool
+mt_unique_beyond_keys(Relation rel, List *keys)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		beyond = false;
+
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
@@ -553,11 +566,11 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 		if (form->indisunique || form->indisexclusion)
 			for (int i = 0; i < form->indnatts; i++)
 				if (!list_member_int(keys, form->indkey.values[i]))
-					ok = false;
+					beyond = true;
 		index_close(index, AccessShareLock);
 	}
 	list_free(indexes);
-	return ok;
+	return beyond;
 }
 
 /*

@@ -20,6 +20,9 @@ SELECT materialized_table.execute($$
 CREATE MATERIALIZED TABLE load.agg FRESHNESS = INTERVAL '1' SECOND AS
   SELECT grp, count(*) AS n, sum(balance) AS total, avg(balance) AS average, count(free) AS frees
   FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.own_rows FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, count(*) AS n, sum(balance) AS total, count(free) AS frees
+  FROM load.accounts GROUP BY grp;
 CREATE MATERIALIZED TABLE load.free_sums FRESHNESS = INTERVAL '1' SECOND AS
   SELECT grp, sum(free) AS free FROM load.accounts GROUP BY grp;
 CREATE MATERIALIZED TABLE load.minmax FRESHNESS = INTERVAL '1' SECOND AS
@@ -48,6 +51,8 @@ CREATE MATERIALIZED TABLE load.ranked FRESHNESS = INTERVAL '3' SECOND AS
   SELECT id, grp, rank() OVER (PARTITION BY grp ORDER BY balance, id) AS r FROM load.accounts;
 CREATE MATERIALIZED TABLE load.chain FRESHNESS = INTERVAL '2' SECOND AS
   SELECT grp, n, total FROM load.agg WHERE n > 95;
+CREATE MATERIALIZED TABLE load.ownchain FRESHNESS = INTERVAL '2' SECOND AS
+  SELECT grp, n, frees FROM load.own_rows WHERE total > 50000;
 CREATE MATERIALIZED TABLE load.chainjoin FRESHNESS = INTERVAL '2' SECOND AS
   SELECT a.grp, count(*) AS n, sum(a.id) AS ids FROM load.accounts a JOIN load.agg g ON g.grp = a.grp
   WHERE g.n > 95 GROUP BY a.grp;
