@@ -305,6 +305,15 @@ mt_worker_main(Datum arg)
 		if (wait < 0)
 			break;
 
+		/*
+		 * What the turn's transactions did to tables goes to the cumulative
+		 * statistics, as a backend's does between queries (a background
+		 * worker must send it itself): autovacuum learns of the rows the
+		 * cycles update, which would otherwise go unvacuumed until the
+		 * worker exits.  At most once a second; more often is a no-op.
+		 */
+		if (!IsTransactionOrTransactionBlock())
+			pgstat_report_stat(false);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait, 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

@@ -6,7 +6,8 @@
 -- than the groups' makes each cycle recompute instead.  When a NOT NULL
 -- constraint a sum rested on is dropped and NULLs come, the table takes the
 -- hidden counts after all and stays right.  All converge, with no failed
--- cycle.
+-- cycle, and the rows the worker writes reach the statistics autovacuum
+-- reads.
 --
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
@@ -25,7 +26,7 @@ CREATE TABLE ord (id int PRIMARY KEY, cust_id int NOT NULL, ds date NOT NULL, am
 INSERT INTO ord SELECT i, 1 + i % 300, date '2024-01-01' + i % 20, i % 100 FROM generate_series(1, 20000) i;
 ANALYZE ev, cust, ord;
 
-SELECT plan(13);
+SELECT plan(14);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_own.by_tag FRESHNESS = INTERVAL '1' SECOND AS
@@ -78,6 +79,10 @@ SELECT is(mismatches('by_tag') + mismatches('by_region') + mismatches('by_k') + 
           0::bigint, 'each equals its query');
 SELECT ok((SELECT count(*) FROM by_tag WHERE tag IS NULL) > 0 AND NOT EXISTS (SELECT FROM by_tag WHERE k = 3),
           'groups with a NULL tag are there, and the emptied ones gone');
+-- what autovacuum goes by: the worker reports the rows it writes
+SELECT isnt(wait_for($$SELECT n_tup_upd > 0 AND n_tup_del > 0 FROM pg_stat_user_tables
+                        WHERE relid = 'tap_own.by_tag'::regclass$$, 30),
+            NULL, 'the rows the worker updates and deletes are counted in the statistics');
 
 -- a NOT NULL constraint a sum rested on is dropped, and NULLs come: the
 -- group whose non-NULL amounts all go must show a NULL sum
