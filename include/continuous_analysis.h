@@ -100,6 +100,6 @@ extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);
 extern List *mt_analysis_sources(MtAnalysis *analysis);
 extern bool mt_relation_is_decodable(Oid relid);
-extern bool mt_deltas_in_place_possible(MtAnalysis *a);
+extern bool mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid);
 
 #endif							/* MT_CONTINUOUS_ANALYSIS_H */

@@ -61,10 +61,13 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_own_rows FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, b, count(*) AS n, count(v) AS nv, sum(id) AS ids FROM cont.s GROUP BY g, b$$);
 -- ... but not without count(*), nor with a table that holds more than the
--- query's columns, or other types
+-- query's columns, or other types, nor grouped by values that are equal
+-- without printing alike (a numeric of free scale: 1.0 = 1.00)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_no_count FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, sum(id) AS ids FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE d_free_scale FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT w, count(*) AS n FROM cont.s GROUP BY w;
   CREATE MATERIALIZED TABLE d_declared (g INT, n DECIMAL(20, 0), ids BIGINT) FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, count(*) AS n, sum(id) AS ids FROM cont.s GROUP BY g$$);
 -- ... the other aggregates recompute the changed groups

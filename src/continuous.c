@@ -274,6 +274,33 @@ start_pipeline(MtTable *mt)
 	ensure_key_index(mt, a);
 }
 
+/*
+ * mt_continuous_table_rewritten
+ *		A refresh from outside the worker (ALTER ... REFRESH, a cascade)
+ *		wrote a table's rows from its query.  A DELTAS table that is its own
+ *		state now holds changes the worker has yet to add (decoded but not
+ *		applied, or kept while it was not due): the worker recomputes it
+ *		instead, at its next cycle.  Other tables' rows are not their state.
+ */
+void
+mt_continuous_table_rewritten(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MtSavedUser saved;
+
+	if (mt_deltas_has_state(relid))
+		return;
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = $1 AND strategy = 'DELTAS'",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the refresh of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
 void
 mt_continuous_table_created(MtTable *mt)
 {

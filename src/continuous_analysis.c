@@ -556,23 +556,103 @@ delta_agg_kind(Aggref *agg, Oid *sum_type)
 }
 
 /*
+ * Can a group column's values be told apart by their text, as adjustments
+ * keep them?  Equal values must print alike: not numerics of free scale
+ * (1.0 = 1.00), floats (0 = -0) or text under a nondeterministic
+ * collation.  Two adjustments of one group would otherwise insert it
+ * twice.
+ */
+static bool
+group_prints_alike(Node *expr)
+{
+	switch (exprType(expr))
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+			return true;
+		case NUMERICOID:
+			return exprTypmod(expr) >= 0;
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			return !OidIsValid(exprCollation(expr)) ||
+				get_collation_isdeterministic(exprCollation(expr));
+		default:
+			return false;
+	}
+}
+
+/*
+ * Does the table hold nothing but the query's columns, each of the type
+ * the query gives it (a declared column list may give others), in a plain
+ * table (no partitions to route rows to)?
+ */
+static bool
+table_holds_its_state(Oid relid, Oid viewid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+	Relation	rel;
+	Relation	view;
+	TupleDesc	desc;
+	TupleDesc	vdesc;
+	bool		ok = true;
+
+	if (mt == NULL || mt->metadata_columns != NIL || get_rel_relkind(relid) != RELKIND_RELATION)
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	view = table_open(viewid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	vdesc = RelationGetDescr(view);
+	for (int v = 0; v < vdesc->natts; v++)
+	{
+		Form_pg_attribute vatt = TupleDescAttr(vdesc, v);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), NameStr(vatt->attname)) == 0)
+				found = !att->attgenerated && att->atttypid == vatt->atttypid &&
+					att->atttypmod == vatt->atttypmod;
+		}
+		ok = ok && found;
+	}
+	table_close(view, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return ok;
+}
+
+/*
  * mt_deltas_in_place_possible
- *		Can a DELTAS table's own rows be its state?  They can when each
- *		result column can be adjusted from its value alone -- count(*),
- *		count(x), and sum(x) of a column declared NOT NULL (whose sum is
- *		never NULL in a group that has rows) -- and count(*) tells when a
- *		group has no rows left.  Then a changed group is one row updated in
- *		the table, instead of a row of hidden state updated and the table's
- *		row rewritten from it.  avg, and sums that may be NULL, need the
- *		hidden counts.  The constraints are read as they are now: the
- *		worker asks again before it takes rows from the query.
+ *		Can the DELTAS table relid (query view viewid) be its own state?
+ *		It can when each result column can be adjusted from its value alone
+ *		-- count(*), count(x), and sum(x) of a column declared NOT NULL
+ *		(whose sum is never NULL in a group that has rows) -- count(*) tells
+ *		when a group has no rows left, equal group values print alike, and
+ *		the table holds nothing else.  Then a changed group is one row
+ *		updated in the table, instead of a row of hidden state updated and
+ *		the table's row rewritten from it; avg, and sums that may be NULL,
+ *		need the hidden counts.  Everything is read as it is now: the worker
+ *		asks again each cycle of a table that has no hidden state.
  */
 bool
-mt_deltas_in_place_possible(MtAnalysis *a)
+mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
 {
 	bool		counted = false;
 	ListCell   *lc;
 
+	if (a->strategy != MT_STRATEGY_DELTAS)
+		return false;
+	foreach(lc, a->group_exprs)
+		if (!group_prints_alike(lfirst(lc)))
+			return false;
 	foreach(lc, a->aggs)
 	{
 		MtDeltaAgg *d = lfirst(lc);
@@ -596,47 +676,7 @@ mt_deltas_in_place_possible(MtAnalysis *a)
 		if (!not_null)
 			return false;
 	}
-	return counted;
-}
-
-/*
- * Can the table be its own state?  Rows adjusted in place must be rows of
- * one plain table (no partitions to route them to) that holds nothing but
- * the query's columns, each of the type the query gives it (a declared
- * column list may give others).
- */
-static bool
-table_holds_its_state(Oid relid, Query *q)
-{
-	MtTable    *mt = OidIsValid(relid) ? mt_catalog_lookup(relid, true) : NULL;
-	Relation	rel;
-	TupleDesc	desc;
-	ListCell   *lc;
-	bool		ok = true;
-
-	if (mt == NULL || mt->metadata_columns != NIL || get_rel_relkind(relid) != RELKIND_RELATION)
-		return false;
-	rel = table_open(relid, AccessShareLock);
-	desc = RelationGetDescr(rel);
-	foreach(lc, q->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-		bool		found = false;
-
-		if (tle->resjunk)
-			continue;
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
-
-			if (!att->attisdropped && strcmp(NameStr(att->attname), tle->resname) == 0)
-				found = !att->attgenerated && att->atttypid == exprType((Node *) tle->expr) &&
-					att->atttypmod == exprTypmod((Node *) tle->expr);
-		}
-		ok = ok && found;
-	}
-	table_close(rel, AccessShareLock);
-	return ok;
+	return counted && table_holds_its_state(relid, viewid);
 }
 
 /* Is every item of the jointree a plain relation, joined by inner joins? */
@@ -1060,7 +1100,7 @@ mt_analyze_query_view(Oid viewid, Oid relid)
 		const char *kept;
 
 		a->strategy = MT_STRATEGY_DELTAS;
-		a->in_place = mt_deltas_in_place_possible(a) && table_holds_its_state(relid, q);
+		a->in_place = OidIsValid(relid) && mt_deltas_in_place_possible(a, relid, viewid);
 		kept = a->in_place ? "count and sum per group are adjusted in the table's own rows" :
 			"count, sum and avg per group are kept and adjusted";
 		foreach(lc, a->uses)

@@ -1600,13 +1600,13 @@ own_rows(ContTable *t)
 }
 
 /*
- * A table that was its own state needs the hidden counts after all: a
- * changed row brought a NULL to a sum, or rows are about to be recomputed
- * from the query while the NOT NULL constraint a sum rested on is gone
- * (groups with NULL arguments would come in, which later adjustments
- * would get wrong).  Create them, for the full recompute the caller does
- * next, which fills them.  The table is maintained that way from now on,
- * and says so.
+ * A DELTAS table without hidden counts needs them after all: a changed row
+ * brought a NULL to a sum, or the table can no longer be its own state
+ * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
+ * dropped, a metadata column added, or the query became one for deltas
+ * after the pipeline was created).  Create them, for the full recompute
+ * the caller does next, which fills them.  The table is maintained that
+ * way from now on, and says so.
  */
 static void
 keep_state(ContTable *t)
@@ -1638,8 +1638,6 @@ recompute_full(ContTable *t)
 		Oid			types[5] = {OIDOID};
 		Datum		values[5];
 
-		if (own_rows(t) && !mt_deltas_in_place_possible(t->analysis))
-			keep_state(t);
 		snap = RegisterSnapshot(GetTransactionSnapshot());
 		if (!own_rows(t))
 		{
@@ -1844,9 +1842,16 @@ apply_table(ContTable *t, TableState *st)
 	MtRefreshRequest req = {0};
 	int64		nkeys = 0;
 	bool		had_logged = false;
-	List	   *named = full ? NIL : named_keys(t, st, &nkeys, &had_logged);
+	List	   *named;
 	TimestampTz start = GetCurrentTimestamp();
 
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t) &&
+		!mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view))
+	{
+		keep_state(t);
+		full = true;
+	}
+	named = full ? NIL : named_keys(t, st, &nkeys, &had_logged);
 	req.relid = t->relid;
 	if (named != NIL && full_is_cheaper(t, named, nkeys))
 		full = true;
@@ -1862,8 +1867,7 @@ apply_table(ContTable *t, TableState *st)
 		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
 		int64		written = -1;
 
-		if (mt_deltas_saw_null_sum(set) ||
-			(named != NIL && !mt_deltas_in_place_possible(t->analysis)))
+		if (mt_deltas_saw_null_sum(set))
 			keep_state(t);
 		else
 			written = mt_deltas_apply_in_place(set);

@@ -32,6 +32,7 @@
 #include "utils/timestamp.h"
 
 #include "commands.h"
+#include "continuous.h"
 #include "continuous_chain.h"
 #include "history.h"
 #include "materialized_table.h"
@@ -812,6 +813,7 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 		req.filter = mt_filter_from_spec(spec);
 		counts = mt_refresh_rows(&req);
 		rows = counts.inserted + counts.deleted;
+		mt_continuous_table_rewritten(relid);
 		mt_catalog_set_last_refresh(relid, started);
 		mt_history_succeeded(run, rows);
 		mt_subxact_commit(&sub);
