@@ -1252,6 +1252,7 @@ typedef struct TableState
 	TimestampTz pending_since;	/* 0: nothing kept */
 	TimestampTz last_apply;
 	bool		poll;
+	bool		deltas;			/* its pipeline was created for DELTAS */
 } TableState;
 
 static TableState
@@ -1263,7 +1264,7 @@ read_state(Oid relid)
 
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
-							  "c.pending_since, c.last_apply, c.poll "
+							  "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
 							  "FROM materialized_table_internal.continuous_state c "
 							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.relid "
 							  "WHERE c.relid = $1",
@@ -1285,6 +1286,7 @@ read_state(Oid relid)
 		d = SPI_getbinval(tup, desc, 5, &isnull);
 		st.last_apply = isnull ? 0 : DatumGetTimestampTz(d);
 		st.poll = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		st.deltas = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 	}
 	SPI_finish();
 	return st;
@@ -1603,8 +1605,9 @@ own_rows(ContTable *t)
  * A DELTAS table without hidden counts needs them after all: a changed row
  * brought a NULL to a sum, or the table can no longer be its own state
  * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
- * dropped, a metadata column added, or the query became one for deltas
- * after the pipeline was created).  Create them, for the full recompute
+ * dropped, a metadata column added), or never was: its query became one
+ * for deltas after its pipeline was created for another strategy (a
+ * source set LOGGED), and its rows hold no known baseline.  Create them, for the full recompute
  * the caller does next, which fills them.  The table is maintained that
  * way from now on, and says so.
  */
@@ -1616,7 +1619,8 @@ keep_state(ContTable *t)
 
 	mt_deltas_create_objects(t->relid, t->analysis);
 	CommandCounterIncrement();
-	state_exec("UPDATE materialized_table_internal.continuous_state SET reason = $2 WHERE relid = $1",
+	state_exec("UPDATE materialized_table_internal.continuous_state "
+			   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
 			   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
 }
 
@@ -1846,7 +1850,7 @@ apply_table(ContTable *t, TableState *st)
 	TimestampTz start = GetCurrentTimestamp();
 
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t) &&
-		!mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view))
+		(!st->deltas || !mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view)))
 	{
 		keep_state(t);
 		full = true;
