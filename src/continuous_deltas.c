@@ -1092,15 +1092,18 @@ mt_deltas_saw_null_sum(MtDeltaSet *set)
 	return false;
 }
 
-/* Does the group's adjustment change nothing (rows changed outside the query's columns)? */
+/*
+ * Does the group's adjustment change nothing (rows changed outside the
+ * query's columns)?  zero is a numeric 0.
+ */
 static bool
-idle_group(MtDeltaSet *set, DeltaGroup *g)
+idle_group(MtDeltaSet *set, DeltaGroup *g, Datum zero)
 {
 	if (g->rows != 0)
 		return false;
 	for (int i = 0; i < set->nagg; i++)
 		if (g->nn[i] != 0 ||
-			!DatumGetBool(DirectFunctionCall2(numeric_eq, g->sums[i], numeric_zero())))
+			!DatumGetBool(DirectFunctionCall2(numeric_eq, g->sums[i], zero)))
 			return false;
 	return true;
 }
@@ -1285,6 +1288,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 	ListCell   *lp;
 	ListCell   *lm;
 	int64		written = 0;
+	Datum		zero = numeric_zero();
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
@@ -1302,7 +1306,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 		Bitmapset  *nulls = NULL;
 		bool		placed = false;
 
-		if (idle_group(set, g))
+		if (idle_group(set, g, zero))
 			continue;
 		for (int i = 0; i < set->ngroup; i++)
 			if (g->values[i] == NULL)

@@ -1607,9 +1607,9 @@ own_rows(ContTable *t)
  * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
  * dropped, a metadata column added), or never was: its query became one
  * for deltas after its pipeline was created for another strategy (a
- * source set LOGGED), and its rows hold no known baseline.  Create them, for the full recompute
- * the caller does next, which fills them.  The table is maintained that
- * way from now on, and says so.
+ * source set LOGGED), and its rows hold no known baseline.  Create them,
+ * for the full recompute the caller does next, which fills them.  The
+ * table is maintained that way from now on, and says so.
  */
 static void
 keep_state(ContTable *t)
@@ -1875,7 +1875,7 @@ apply_table(ContTable *t, TableState *st)
 			keep_state(t);
 		else
 			written = mt_deltas_apply_in_place(set);
-		/* else recomputed in full, below */
+		/* not applied: recomputed in full, below */
 		full = (written < 0);
 		if (!full && named != NIL)
 		{
