@@ -1060,6 +1060,23 @@ create_slot(void)
 }
 
 /*
+ * The decoding context's page reader: the WAL flushed so far, never
+ * waiting for more.  The WAL writer flushes whole pages, so the last
+ * record may be flushed only in part, and its tail can wait long: WAL
+ * written by a transaction that commits nothing (pages pruned by a long
+ * report, say) is flushed when that transaction ends.  read_local_xlog_page
+ * would wait for the tail, and the committed changes before it with it.
+ */
+static int
+read_flushed_wal_page(XLogReaderState *reader, XLogRecPtr page, int length,
+					  XLogRecPtr record, char *buffer)
+{
+	if (page + length > GetFlushRecPtr(NULL))
+		return -1;				/* decode_batch stops before this record */
+	return read_local_xlog_page(reader, page, length, record, buffer);
+}
+
+/*
  * ensure_decoding
  *		The origin, the slot and an open decoding context; false if decoding
  *		is not possible right now.
@@ -1128,7 +1145,7 @@ ensure_decoding(void)
 	StartTransactionCommand();
 	MemoryContextSwitchTo(TopMemoryContext);
 	decoding = CreateDecodingContext(start, NIL, false,
-									 XL_ROUTINE(.page_read = read_local_xlog_page,
+									 XL_ROUTINE(.page_read = read_flushed_wal_page,
 												.segment_open = wal_segment_open,
 												.segment_close = wal_segment_close),
 									 noop_prepare_write, noop_write, NULL);
@@ -1206,8 +1223,13 @@ decode_batch(void)
 
 			if (errm)
 				elog(ERROR, "could not read WAL for logical decoding: %s", errm);
-			if (record != NULL)
-				LogicalDecodingProcessRecord(decoding, decoding->reader);
+			if (record == NULL)
+			{
+				/* its tail is not flushed yet: read it again next batch */
+				XLogBeginRead(decoding->reader, decoding->reader->EndRecPtr);
+				break;
+			}
+			LogicalDecodingProcessRecord(decoding, decoding->reader);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
