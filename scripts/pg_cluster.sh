@@ -44,6 +44,7 @@ wal_level = logical
 max_replication_slots = 16
 max_wal_senders = 16
 max_worker_processes = 32
+max_prepared_transactions = 10
 output_plugin_libraries = 'pgoutput, test_decoding, materialized_table'
 cron.database_name = '$crondb'
 cron.use_background_workers = on
