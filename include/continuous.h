@@ -20,6 +20,7 @@ extern void mt_continuous_table_rewritten(Oid relid);
 extern char *mt_continuous_slot_name(Oid dbid);
 extern bool mt_continuous_worker_start(List *tables);
 extern bool mt_continuous_worker_tables_changed(List *tables);
+extern bool mt_continuous_worker_reread_wanted(void);
 extern long mt_continuous_worker_cycle(void);
 extern void mt_continuous_worker_stop(bool drop_slot);
 extern void mt_worker_gives_way_in_deadlocks(void);

@@ -163,6 +163,7 @@ typedef struct ContTable
 	HTAB	   *keys;			/* KeyBucket */
 	int64		nkeys;
 	List	   *changes;		/* RowChange */
+	TupleDesc	changes_layout; /* the layout of their tuples */
 	int64		nchanges;
 	MtDeltaSet *folded;			/* the changes, folded as they came */
 	TimestampTz oldest;			/* commit time of its oldest change */
@@ -189,6 +190,7 @@ typedef struct InterestEntry
 {
 	Oid			relid;			/* hash key: a source or a partition of one */
 	List	   *interests;		/* Interest */
+	TupleDesc	layout;			/* the relation's, as the interests were made */
 	bool		built;
 } InterestEntry;
 
@@ -196,6 +198,7 @@ static MemoryContext tables_context = NULL;
 static MemoryContext batch_context = NULL;
 static List *tables = NIL;		/* ContTable */
 static HTAB *interests = NULL;
+static bool reread_wanted = false;	/* a source's row layout changed */
 
 static LogicalDecodingContext *decoding = NULL;
 static RepOriginId origin = InvalidRepOriginId;
@@ -483,6 +486,7 @@ interests_of(Relation rel)
 	}
 
 	old = MemoryContextSwitchTo(tables_context);
+	entry->layout = CreateTupleDescCopy(RelationGetDescr(rel));
 	foreach(lt, tables)
 	{
 		ContTable  *t = lfirst(lt);
@@ -689,6 +693,7 @@ mt_continuous_worker_tables_changed(List *mts)
 		return false;
 	}
 	carry_over(new_tables);
+	reread_wanted = false;
 	if (tables_context)
 		MemoryContextDelete(tables_context);
 	tables_context = context;
@@ -702,6 +707,17 @@ mt_continuous_worker_tables_changed(List *mts)
 	interests = hash_create("materialized_table interests", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	return true;
+}
+
+/*
+ * mt_continuous_worker_reread_wanted
+ *		Should the worker read its tables again before the next batch?
+ *		Decoding met a source whose row layout changed (DDL).
+ */
+bool
+mt_continuous_worker_reread_wanted(void)
+{
+	return reread_wanted;
 }
 
 bool
@@ -731,6 +747,7 @@ batch_reset(void)
 		t->keys = NULL;
 		t->nkeys = 0;
 		t->changes = NIL;
+		t->changes_layout = NULL;
 		t->nchanges = 0;
 		t->folded = NULL;
 		t->oldest = 0;
@@ -825,6 +842,50 @@ extract_key(Interest *in, Relation rel, HeapTuple tuple, char **values)
 }
 
 /*
+ * Do tuples of one descriptor read the same under the other?  A column
+ * changing type (ALTER TABLE ... TYPE rewrites the table), added or dropped
+ * changes the layout; decoding hands over each row in the layout of its
+ * time.
+ */
+static bool
+same_layout(TupleDesc a, TupleDesc b)
+{
+	if (a->natts != b->natts)
+		return false;
+	for (int i = 0; i < a->natts; i++)
+	{
+		Form_pg_attribute x = TupleDescAttr(a, i);
+		Form_pg_attribute y = TupleDescAttr(b, i);
+
+		if (x->attisdropped != y->attisdropped || x->atttypid != y->atttypid ||
+			x->attlen != y->attlen || x->attbyval != y->attbyval || x->attalign != y->attalign)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Do the rows a DELTAS table keeps for applying still read right?  Applying
+ * reads them with the source as it is then, which DDL committed since they
+ * were decoded may have changed.
+ */
+static bool
+changes_layout_current(ContTable *t)
+{
+	Relation	source;
+	bool		same;
+
+	if (t->changes == NIL)
+		return true;
+	source = RelationIdGetRelation(t->analysis->delta_source);
+	if (!RelationIsValid(source))
+		return false;
+	same = same_layout(t->changes_layout, RelationGetDescr(source));
+	RelationClose(source);
+	return same;
+}
+
+/*
  * Fold a changed row (old and new versions, either may be NULL) of the
  * source of a single-source DELTAS table into the batch's adjustments.
  */
@@ -866,6 +927,27 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 	entry = interests_of(rel);
 	if (entry->interests == NIL)
 		return;
+	if (!same_layout(entry->layout, RelationGetDescr(rel)))
+	{
+		/*
+		 * The relation's layout changed in the batch (DDL): the rows of the
+		 * DELTAS tables reading it so far are in the old one, and what was
+		 * made for them no longer fits.  Those tables are recomputed; the
+		 * interests are made again for the new layout.
+		 */
+		foreach(lc, entry->interests)
+		{
+			Interest   *in = lfirst(lc);
+
+			if (in->table->analysis->strategy == MT_STRATEGY_DELTAS &&
+				in->use->relid == in->table->analysis->delta_source)
+				table_gives_up(in->table);
+		}
+		entry->built = false;
+		entry = interests_of(rel);
+		/* the queries' analyses name the old row type: made again */
+		reread_wanted = true;
+	}
 
 	old = MemoryContextSwitchTo(batch_context);
 	foreach(lc, entry->interests)
@@ -920,6 +1002,9 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				fold_change(t, in, tuples);
 				continue;
 			}
+			if (t->changes == NIL)
+				t->changes_layout = CreateTupleDescCopy(in->to_source ? in->to_source->outdesc
+														: RelationGetDescr(rel));
 			for (i = 0; i < 2; i++)
 			{
 				RowChange  *rc;
@@ -1864,7 +1949,7 @@ apply_table(ContTable *t, TableState *st)
 {
 	MtRefreshCounts counts = {0};
 	bool		full = t->full || st->needs_full || !st->synced ||
-		t->analysis->strategy == MT_STRATEGY_FULL;
+		t->analysis->strategy == MT_STRATEGY_FULL || !changes_layout_current(t);
 	MtRefreshRequest req = {0};
 	int64		nkeys = 0;
 	bool		had_logged = false;
@@ -1955,7 +2040,7 @@ defer_table(ContTable *t, TableState *st)
 {
 	TimestampTz oldest = t->oldest;
 
-	if (t->full)
+	if (t->full || !changes_layout_current(t))
 		state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
 				   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
 	else

@@ -207,6 +207,7 @@ worker_turn(Oid dbid)
 	/* the generation first: a request made while reading is not missed */
 	current = mt_worker_generation(dbid);
 	if (loop_last_load == 0 || current != loop_generation ||
+		mt_continuous_worker_reread_wanted() ||
 		TimestampDifferenceExceeds(loop_last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
 	{
 		loop_generation = current;
