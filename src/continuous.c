@@ -38,8 +38,10 @@
 #include "commands.h"
 #include "continuous.h"
 #include "continuous_analysis.h"
+#include "continuous_chain.h"
 #include "continuous_deltas.h"
 #include "decoder.h"
+#include "launcher.h"
 #include "materialized_table.h"
 #include "refresh.h"
 
@@ -299,6 +301,41 @@ mt_continuous_table_rewritten(Oid relid)
 		elog(ERROR, "could not record the refresh of \"%s\"", get_rel_name(relid));
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * mt_continuous_source_rows_replaced
+ *		Rows of the relations came or went without changes to decode: a
+ *		partition was attached, detached or dropped.  The CONTINUOUS tables
+ *		reading them are recomputed at the worker's next cycle, and the
+ *		worker reads its tables again (which partitions it follows), once
+ *		this transaction commits.
+ */
+void
+mt_continuous_source_rows_replaced(List *relids)
+{
+	List	   *readers = NIL;
+	ListCell   *lc;
+	MtSavedUser saved;
+
+	foreach(lc, relids)
+		readers = list_concat_unique_oid(readers, mt_chain_readers(lfirst_oid(lc)));
+	if (readers == NIL)
+		return;
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	foreach(lc, readers)
+	{
+		Oid			types[1] = {OIDOID};
+		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
+
+		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+								  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record the change of the partitions of a source");
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	mt_wake_worker_at_commit();
 }
 
 void

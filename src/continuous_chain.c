@@ -62,9 +62,13 @@ struct MtChainFeed
 	bool		any;
 };
 
-/* The CONTINUOUS tables whose query reads relid (directly or through views). */
-static List *
-downstream_tables(Oid relid)
+/*
+ * mt_chain_readers
+ *		The CONTINUOUS tables whose query reads relid (directly or through
+ *		views).
+ */
+List *
+mt_chain_readers(Oid relid)
 {
 	List	   *result;
 	MtSavedUser saved;
@@ -91,7 +95,7 @@ downstream_tables(Oid relid)
 bool
 mt_chain_has_downstream(Oid relid)
 {
-	return downstream_tables(relid) != NIL;
+	return mt_chain_readers(relid) != NIL;
 }
 
 /*
@@ -103,7 +107,7 @@ MtChainFeed *
 mt_chain_begin(MtTable *upstream, TupleDesc desc)
 {
 	Oid			relid = upstream->relid;
-	List	   *tables = downstream_tables(relid);
+	List	   *tables = mt_chain_readers(relid);
 	MtChainFeed *feed;
 	ListCell   *lc;
 

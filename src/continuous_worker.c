@@ -191,6 +191,7 @@ typedef struct InterestEntry
 	Oid			relid;			/* hash key: a source or a partition of one */
 	List	   *interests;		/* Interest */
 	TupleDesc	layout;			/* the relation's, as the interests were made */
+	bool		partition;		/* it was a partition then */
 	bool		built;
 } InterestEntry;
 
@@ -474,7 +475,8 @@ interests_of(Relation rel)
 	ListCell   *lt;
 
 	entry = hash_search(interests, &relid, HASH_ENTER, &found);
-	if (found && entry->built)
+	/* a partition attached or detached since: its rows count for others now */
+	if (found && entry->built && entry->partition == rel->rd_rel->relispartition)
 		return entry;
 	entry->interests = NIL;
 	entry->built = true;
@@ -487,6 +489,7 @@ interests_of(Relation rel)
 
 	old = MemoryContextSwitchTo(tables_context);
 	entry->layout = CreateTupleDescCopy(RelationGetDescr(rel));
+	entry->partition = rel->rd_rel->relispartition;
 	foreach(lt, tables)
 	{
 		ContTable  *t = lfirst(lt);
@@ -2123,7 +2126,7 @@ process_table(ContTable *t, TimestampTz now)
 		return;
 
 	/* a table is due when its oldest waiting change is half its freshness old */
-	due = !st.synced || st.poll ||
+	due = !st.synced || st.needs_full || st.poll ||
 		(pending != 0 && now - pending >= t->freshness / 2) ||
 		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
 	if (now < t->retry_after)

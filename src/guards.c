@@ -24,6 +24,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "nodes/makefuncs.h"
 #include "catalog/pg_class.h"
 #include "commands/dbcommands.h"
@@ -38,6 +39,7 @@
 
 #include "catalog.h"
 #include "commands.h"
+#include "continuous.h"
 #include "guards.h"
 #include "materialized_table.h"
 #include "pipeline.h"
@@ -395,6 +397,49 @@ schedules_may_change(Node *parsetree)
 	return IsA(parsetree, ReassignOwnedStmt);
 }
 
+/*
+ * The partitioned tables whose rows the statement adds or takes away
+ * without changes to decode: ATTACH or DETACH PARTITION (the table and its
+ * ancestors), DROP TABLE of a partition (its ancestors).  Read before the
+ * statement runs, while the partitions are still attached.
+ */
+static List *
+partitions_changing(Node *parsetree)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (IsA(parsetree, AlterTableStmt))
+	{
+		AlterTableStmt *alter = (AlterTableStmt *) parsetree;
+
+		foreach(lc, alter->cmds)
+		{
+			AlterTableType type = ((AlterTableCmd *) lfirst(lc))->subtype;
+			Oid			relid;
+
+			if (type != AT_AttachPartition && type != AT_DetachPartition &&
+				type != AT_DetachPartitionFinalize)
+				continue;
+			relid = RangeVarGetRelid(alter->relation, NoLock, true);
+			if (OidIsValid(relid))
+				result = lcons_oid(relid, get_partition_ancestors(relid));
+			break;
+		}
+	}
+	else if (IsA(parsetree, DropStmt) && ((DropStmt *) parsetree)->removeType == OBJECT_TABLE)
+	{
+		foreach(lc, ((DropStmt *) parsetree)->objects)
+		{
+			Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(lfirst(lc)), NoLock, true);
+
+			if (OidIsValid(relid) && get_rel_relispartition(relid))
+				result = list_concat(result, get_partition_ancestors(relid));
+		}
+	}
+	return result;
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
@@ -402,6 +447,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	Oid			dropped_db = InvalidOid;
+	List	   *partitioned = NIL;
 
 	if (IsA(parsetree, DropdbStmt))
 	{
@@ -414,6 +460,8 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		if (drops_this_extension(parsetree))
 			mt_pipeline_extension_dropped();
 	}
+	if (mt_extension_ready())
+		partitioned = partitions_changing(parsetree);
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -425,6 +473,9 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* DROP DATABASE took the slot with it, not the (cluster-wide) origin */
 	if (OidIsValid(dropped_db))
 		mt_pipeline_database_gone(dropped_db);
+
+	if (partitioned != NIL)
+		mt_continuous_source_rows_replaced(partitioned);
 
 	/* pg_cron's jobs are named after their table and run as its owner */
 	if (schedules_may_change(parsetree) && mt_extension_ready())
