@@ -37,13 +37,18 @@ SELECT r.run_id,
        r.partition,
        r.started_at,
        o.finished_at,
+       -- a run whose transaction this query's snapshot does not see as
+       -- ended is running, even if it has committed since (its result row
+       -- is not visible yet)
        CASE WHEN o.status IS NOT NULL THEN o.status
-            WHEN pg_catalog.pg_xact_status(r.xid) = 'in progress' THEN 'RUNNING'
+            WHEN pg_catalog.pg_xact_status(r.xid) <> 'aborted'
+                 AND NOT pg_catalog.pg_visible_in_snapshot(r.xid, pg_catalog.pg_current_snapshot()) THEN 'RUNNING'
             ELSE 'FAILED'
        END AS status,
        o.rows,
        CASE WHEN o.status IS NOT NULL THEN o.error
-            WHEN pg_catalog.pg_xact_status(r.xid) = 'in progress' THEN NULL
+            WHEN pg_catalog.pg_xact_status(r.xid) <> 'aborted'
+                 AND NOT pg_catalog.pg_visible_in_snapshot(r.xid, pg_catalog.pg_current_snapshot()) THEN NULL
             ELSE 'the refresh ended without finishing (rolled back, or interrupted by a server restart)'
        END AS error,
        o.finished_at - r.started_at AS duration,

@@ -41,8 +41,9 @@ wait_for() {
     return 1
 }
 
-all_match="SELECT coalesce(sum(crash_pp.mismatches(table_name)), 0) = 0
-             FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'crash_pp.%'"
+tables="materialized_table.materialized_tables t JOIN pg_class c ON c.oid = t.table_name
+        WHERE c.relnamespace = 'crash_pp'::regnamespace"
+all_match="SELECT count(*) = 3 AND sum(crash_pp.mismatches(table_name)) = 0 FROM $tables"
 
 # every run, even a failed one, leaves no prepared transaction or schema
 cleanup() {
@@ -115,14 +116,13 @@ sql -c "COMMIT PREPARED 'crash_pp_commit'" -c "ROLLBACK PREPARED 'crash_pp_rollb
 wait_for 30 "SELECT EXISTS (SELECT FROM crash_pp.own WHERE grp = 901)" ||
     fail "COMMIT PREPARED after the crash was not applied"
 wait_for 30 "$all_match" || {
-    sql -c "SELECT table_name, crash_pp.mismatches(table_name) FROM materialized_table.materialized_tables
-             WHERE table_name::text LIKE 'crash_pp.%'" >&2
+    sql -c "SELECT table_name, crash_pp.mismatches(table_name) FROM $tables" >&2
     fail "the tables did not converge after COMMIT / ROLLBACK PREPARED"
 }
 [ "$(sql -c "SELECT count(*) FROM crash_pp.own WHERE grp = 902")" = 0 ] ||
     fail "a rolled back prepared transaction was applied"
-failed=$(sql -c "SELECT count(*) FROM materialized_table.refresh_history
-                  WHERE table_name::text LIKE 'crash_pp.%' AND status = 'FAILED'")
+failed=$(sql -c "SELECT count(*) FROM materialized_table.refresh_history h JOIN pg_class c ON c.oid = h.table_name
+                  WHERE c.relnamespace = 'crash_pp'::regnamespace AND h.status = 'FAILED'")
 [ "$failed" = 0 ] || fail "$failed cycles failed"
 echo "ok: after a crash, COMMIT PREPARED is applied once and ROLLBACK PREPARED not at all"
 

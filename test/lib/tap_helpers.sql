@@ -12,6 +12,7 @@
 --                              (EXCEPT ALL both ways)
 --   converged(timeout)         seconds until every CONTINUOUS table of the
 --                              schema equals its query, or NULL
+--   failed_cycles()            refreshes of the schema's tables that failed
 --   writer_connect(name)       a dblink connection to this database, to run
 --                              a load in another session while the test goes on
 --   worker_pid()               the pid of this database's worker, or NULL
@@ -62,6 +63,13 @@ BEGIN
                                 AND t.refresh_mode = 'CONTINUOUS'$q$,
                            current_schema(), current_schema()), timeout);
 END
+$$;
+
+CREATE FUNCTION :"schema".failed_cycles() RETURNS bigint
+LANGUAGE sql AS $$
+  SELECT count(*) FROM materialized_table.refresh_history h
+    JOIN pg_class c ON c.oid = h.table_name
+   WHERE c.relnamespace = current_schema()::regnamespace AND h.status = 'FAILED'
 $$;
 
 CREATE FUNCTION :"schema".writer_connect(name text) RETURNS text
