@@ -460,7 +460,8 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		if (drops_this_extension(parsetree))
 			mt_pipeline_extension_dropped();
 	}
-	if (mt_extension_ready())
+	/* (ours attach only new, empty partitions of materialized tables) */
+	if (mt_internal_depth == 0 && mt_extension_ready())
 		partitioned = partitions_changing(parsetree);
 
 	if (prev_process_utility)
