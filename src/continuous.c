@@ -338,6 +338,26 @@ mt_continuous_source_rows_replaced(List *relids)
 	mt_wake_worker_at_commit();
 }
 
+/*
+ * mt_continuous_source_persistence_changed
+ *		A relation was set UNLOGGED or LOGGED.  An unlogged source's changes
+ *		are not in the WAL: the CONTINUOUS tables reading it take the
+ *		pipeline their query calls for now (recomputed on a schedule while
+ *		a source is unlogged, followed again once it is logged) and are
+ *		recomputed, in this transaction, as ALTER ... AS does.
+ */
+void
+mt_continuous_source_persistence_changed(Oid relid)
+{
+	ListCell   *lc;
+	List	   *readers = mt_chain_readers(relid);
+
+	foreach(lc, readers)
+		mt_continuous_query_changed(mt_catalog_lookup(lfirst_oid(lc), false));
+	if (readers != NIL)
+		mt_wake_worker_at_commit();
+}
+
 void
 mt_continuous_table_created(MtTable *mt)
 {

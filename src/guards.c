@@ -440,6 +440,24 @@ partitions_changing(Node *parsetree)
 	return result;
 }
 
+/* The table ALTER TABLE ... SET LOGGED / UNLOGGED changes, if it is one. */
+static Oid
+persistence_changing(Node *parsetree)
+{
+	ListCell   *lc;
+
+	if (!IsA(parsetree, AlterTableStmt))
+		return InvalidOid;
+	foreach(lc, ((AlterTableStmt *) parsetree)->cmds)
+	{
+		AlterTableType type = ((AlterTableCmd *) lfirst(lc))->subtype;
+
+		if (type == AT_SetLogged || type == AT_SetUnLogged)
+			return RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation, NoLock, true);
+	}
+	return InvalidOid;
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
@@ -448,6 +466,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	Node	   *parsetree = pstmt->utilityStmt;
 	Oid			dropped_db = InvalidOid;
 	List	   *partitioned = NIL;
+	Oid			persistence_changed = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 	{
@@ -462,7 +481,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	}
 	/* (ours attach only new, empty partitions of materialized tables) */
 	if (mt_internal_depth == 0 && mt_extension_ready())
+	{
 		partitioned = partitions_changing(parsetree);
+		persistence_changed = persistence_changing(parsetree);
+	}
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -477,6 +499,8 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 
 	if (partitioned != NIL)
 		mt_continuous_source_rows_replaced(partitioned);
+	if (OidIsValid(persistence_changed))
+		mt_continuous_source_persistence_changed(persistence_changed);
 
 	/* pg_cron's jobs are named after their table and run as its owner */
 	if (schedules_may_change(parsetree) && mt_extension_ready())
