@@ -16,7 +16,7 @@ extern void mt_continuous_table_dropped(Oid relid);
 extern void mt_continuous_query_changed(MtTable *mt);
 extern void mt_continuous_table_rewritten(Oid relid);
 extern void mt_continuous_source_rows_replaced(List *relids);
-extern void mt_continuous_source_persistence_changed(Oid relid);
+extern void mt_continuous_source_reanalyze(Oid relid);
 
 /* worker side */
 extern char *mt_continuous_slot_name(Oid dbid);

@@ -339,15 +339,15 @@ mt_continuous_source_rows_replaced(List *relids)
 }
 
 /*
- * mt_continuous_source_persistence_changed
- *		A relation was set UNLOGGED or LOGGED.  An unlogged source's changes
- *		are not in the WAL: the CONTINUOUS tables reading it take the
- *		pipeline their query calls for now (recomputed on a schedule while
- *		a source is unlogged, followed again once it is logged) and are
+ * mt_continuous_source_reanalyze
+ *		A relation was set UNLOGGED or LOGGED, or its row level security was
+ *		turned on or off.  An unlogged source's changes are not in the WAL,
+ *		and decoded rows know nothing of policies: the CONTINUOUS tables
+ *		reading it take the pipeline their query calls for now and are
  *		recomputed, in this transaction, as ALTER ... AS does.
  */
 void
-mt_continuous_source_persistence_changed(Oid relid)
+mt_continuous_source_reanalyze(Oid relid)
 {
 	ListCell   *lc;
 	List	   *readers = mt_chain_readers(relid);

@@ -69,6 +69,21 @@ mt_relation_is_decodable(Oid relid)
 		get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT;
 }
 
+/* Is row level security enabled on the relation? */
+static bool
+has_row_security(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		result = ((Form_pg_class) GETSTRUCT(tuple))->relrowsecurity;
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
 /* The distinct source relations of an analysis. */
 List *
 mt_analysis_sources(MtAnalysis *analysis)
@@ -260,6 +275,9 @@ unsupported_shape(Oid viewid, Query *q)
 			return "the query reads from a subquery or a function";
 		if (!mt_relation_is_decodable(rte->relid))
 			return "the query reads a view, a foreign table, a temporary or unlogged table, or a materialized view";
+		/* decoded rows know nothing of the policies the query applies */
+		if (has_row_security(rte->relid))
+			return "the query reads a table with row level security";
 	}
 	if (contain_mutable_functions((Node *) q))
 		return "the query uses functions whose result can change over time";

@@ -440,7 +440,11 @@ partitions_changing(Node *parsetree)
 	return result;
 }
 
-/* The table ALTER TABLE ... SET LOGGED / UNLOGGED changes, if it is one. */
+/*
+ * The table whose changes decoding can no longer (or can again) apply as
+ * they are: ALTER TABLE ... SET LOGGED / UNLOGGED, or ... ENABLE / DISABLE
+ * / FORCE / NO FORCE ROW LEVEL SECURITY.
+ */
 static Oid
 persistence_changing(Node *parsetree)
 {
@@ -452,10 +456,37 @@ persistence_changing(Node *parsetree)
 	{
 		AlterTableType type = ((AlterTableCmd *) lfirst(lc))->subtype;
 
-		if (type == AT_SetLogged || type == AT_SetUnLogged)
+		if (type == AT_SetLogged || type == AT_SetUnLogged ||
+			type == AT_EnableRowSecurity || type == AT_DisableRowSecurity ||
+			type == AT_ForceRowSecurity || type == AT_NoForceRowSecurity)
 			return RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation, NoLock, true);
 	}
 	return InvalidOid;
+}
+
+/*
+ * The table whose policies CREATE / ALTER / DROP POLICY changes: the rows
+ * its readers may see change without changes to decode.
+ */
+static List *
+policy_changing(Node *parsetree)
+{
+	RangeVar   *table = NULL;
+
+	if (IsA(parsetree, CreatePolicyStmt))
+		table = ((CreatePolicyStmt *) parsetree)->table;
+	else if (IsA(parsetree, AlterPolicyStmt))
+		table = ((AlterPolicyStmt *) parsetree)->table;
+	else if (IsA(parsetree, DropStmt) && ((DropStmt *) parsetree)->removeType == OBJECT_POLICY)
+	{
+		List	   *names = linitial(((DropStmt *) parsetree)->objects);
+
+		/* the policy's name comes last, after its table's */
+		table = makeRangeVarFromNameList(list_truncate(list_copy(names), list_length(names) - 1));
+	}
+	if (table == NULL)
+		return NIL;
+	return list_make1_oid(RangeVarGetRelid(table, NoLock, true));
 }
 
 static void
@@ -482,7 +513,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* (ours attach only new, empty partitions of materialized tables) */
 	if (mt_internal_depth == 0 && mt_extension_ready())
 	{
-		partitioned = partitions_changing(parsetree);
+		partitioned = list_concat(partitions_changing(parsetree), policy_changing(parsetree));
 		persistence_changed = persistence_changing(parsetree);
 	}
 
@@ -500,7 +531,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	if (partitioned != NIL)
 		mt_continuous_source_rows_replaced(partitioned);
 	if (OidIsValid(persistence_changed))
-		mt_continuous_source_persistence_changed(persistence_changed);
+		mt_continuous_source_reanalyze(persistence_changed);
 
 	/* pg_cron's jobs are named after their table and run as its owner */
 	if (schedules_may_change(parsetree) && mt_extension_ready())
