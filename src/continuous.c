@@ -26,6 +26,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -277,6 +278,36 @@ start_pipeline(MtTable *mt)
 }
 
 /*
+ * Have the worker recompute these tables at its next cycle (only DELTAS
+ * ones if deltas_only), in this transaction.
+ */
+static void
+mark_needs_full(List *relids, bool deltas_only)
+{
+	Oid			types[1] = {OIDARRAYOID};
+	Datum		values[1];
+	Datum	   *oids = palloc(sizeof(Datum) * list_length(relids));
+	ListCell   *lc;
+	MtSavedUser saved;
+
+	foreach(lc, relids)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, list_length(relids), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(deltas_only ?
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1) AND strategy = 'DELTAS'" :
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1)",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark materialized tables for a recompute");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
  * mt_continuous_table_rewritten
  *		A refresh from outside the worker (ALTER ... REFRESH, a cascade)
  *		wrote a table's rows from its query.  A DELTAS table that is its own
@@ -287,20 +318,8 @@ start_pipeline(MtTable *mt)
 void
 mt_continuous_table_rewritten(Oid relid)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	MtSavedUser saved;
-
-	if (mt_deltas_has_state(relid))
-		return;
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-							  "WHERE relid = $1 AND strategy = 'DELTAS'",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record the refresh of \"%s\"", get_rel_name(relid));
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	if (!mt_deltas_has_state(relid))
+		mark_needs_full(list_make1_oid(relid), true);
 }
 
 /*
@@ -316,25 +335,12 @@ mt_continuous_source_rows_replaced(List *relids)
 {
 	List	   *readers = NIL;
 	ListCell   *lc;
-	MtSavedUser saved;
 
 	foreach(lc, relids)
 		readers = list_concat_unique_oid(readers, mt_chain_readers(lfirst_oid(lc)));
 	if (readers == NIL)
 		return;
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	foreach(lc, readers)
-	{
-		Oid			types[1] = {OIDOID};
-		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
-
-		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-								  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record the change of the partitions of a source");
-	}
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mark_needs_full(readers, false);
 	mt_wake_worker_at_commit();
 }
 
