@@ -39,6 +39,7 @@
 #include "catalog.h"
 #include "commands.h"
 #include "materialized_table.h"
+#include "spi_plans.h"
 
 typedef struct MtCacheEntry
 {
@@ -559,7 +560,7 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+	if (mt_spi_execute_saved(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
@@ -590,7 +591,7 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+	if (mt_spi_execute_saved(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
 	if (SPI_processed == 1)
 	{

@@ -39,6 +39,7 @@
 
 #include "commands.h"
 #include "materialized_table.h"
+#include "spi_plans.h"
 
 /*
  * mt_resolve_namespace
@@ -363,7 +364,7 @@ mt_spi_oids(const char *sql, Oid arg)
 	uint64		i;
 
 	SPI_connect();
-	if (SPI_execute_with_args(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
+	if (mt_spi_execute_saved(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
 		!= SPI_OK_SELECT)
 		elog(ERROR, "unexpected result from generated query: %s", sql);
 	for (i = 0; i < SPI_processed; i++)

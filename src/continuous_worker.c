@@ -69,6 +69,7 @@
 #include "replication/slot.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "storage/sinval.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -95,6 +96,7 @@
 #include "launcher.h"
 #include "materialized_table.h"
 #include "refresh.h"
+#include "spi_plans.h"
 
 /* past these, a table (or the batch) gives up details and recomputes */
 #define MAX_TABLE_CHANGES		250000
@@ -221,6 +223,13 @@ static bool batch_pending = false;	/* decoded, not applied yet */
 static XLogRecPtr pending_end = InvalidXLogRecPtr;	/* where its decoding stopped */
 static TimestampTz batch_horizon = 0;	/* commits before this are in it */
 
+/*
+ * SharedInvalidMessageCounter when the caches were last made fit for
+ * decoding; caches_fit_for_decoding is false until the first time.
+ */
+static uint64 decoding_inval_count = 0;
+static bool caches_fit_for_decoding = false;
+
 /* ---------------------------------------------------------------------
  * Tables and interests
  * ---------------------------------------------------------------------
@@ -289,7 +298,7 @@ load_baseline(ContTable *t)
 	t->has_baseline = false;
 	t->synced = false;
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+	if (mt_spi_execute_saved("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
 							  "baseline_xip FROM materialized_table_internal.continuous_state "
 							  "WHERE relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
@@ -335,7 +344,7 @@ group_baselines(Oid relid)
 	uint64		r;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT lsn, family, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip "
+	if (mt_spi_execute_saved("SELECT lsn, family, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip "
 							  "FROM materialized_table_internal.continuous_baseline "
 							  "WHERE relid = $1 ORDER BY lsn, family, position",
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
@@ -1303,7 +1312,21 @@ decode_batch(void)
 	pgstat_report_activity(STATE_RUNNING, "materialized_table: decoding changes");
 	PG_TRY();
 	{
-		InvalidateSystemCaches();
+		/*
+		 * Decoding reads the catalogs as they were when each change was
+		 * made; entries the apply built from today's catalogs would stand
+		 * for older ones.  They differ only if a catalog change came in
+		 * between, and every catalog change reaches this process as an
+		 * invalidation message (the apply took its locks, so it read no
+		 * catalog change before its message): without one since the last
+		 * batch, the caches are kept, and so are the plans made from them.
+		 */
+		if (!caches_fit_for_decoding || SharedInvalidMessageCounter != decoding_inval_count)
+		{
+			InvalidateSystemCaches();
+			caches_fit_for_decoding = true;
+		}
+		decoding_inval_count = SharedInvalidMessageCounter;
 		while (decoding->reader->EndRecPtr < end_of_wal && !batch_full)
 		{
 			char	   *errm = NULL;
@@ -1373,7 +1396,7 @@ read_state(Oid relid)
 	TableState	st = {0};
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
+	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
 							  "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
 							  "FROM materialized_table_internal.continuous_state c "
 							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.relid "
@@ -1411,7 +1434,7 @@ state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2)
 	char		nulls[2] = {' ', null2 ? 'n' : ' '};
 
 	SPI_connect();
-	if (SPI_execute_with_args(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
+	if (mt_spi_execute_saved(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
 		elog(ERROR, "could not update the continuous state of \"%s\"", get_rel_name(relid));
 	SPI_finish();
 }
@@ -2204,11 +2227,11 @@ apply_batch(XLogRecPtr batch_end)
 		Datum		values[1] = {LSNGetDatum(batch_end)};
 
 		SPI_connect();
-		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+		if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
 								  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
 								  "baseline_lsn = NULL WHERE baseline_lsn < $1",
 								  1, types, values, NULL, false, 0) < 0 ||
-			SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline "
+			mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
 								  "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
 			elog(ERROR, "could not update the continuous state");
 		SPI_finish();

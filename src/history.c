@@ -32,6 +32,7 @@
 
 #include "history.h"
 #include "materialized_table.h"
+#include "spi_plans.h"
 
 PGDLLEXPORT void mt_history_worker_main(Datum arg);
 
@@ -140,7 +141,7 @@ history_row_insert(HistoryRow *row)
 		values[6] = Int32GetDatum(row->pid);
 		values[7] = Int64GetDatum(row->cascade_id);
 		nulls[7] = row->cascade_id ? ' ' : 'n';
-		if (SPI_execute_with_args("INSERT INTO materialized_table_internal.refresh_run "
+		if (mt_spi_execute_saved("INSERT INTO materialized_table_internal.refresh_run "
 								  "(run_id, relid, trigger, partition, started_at, xid, pid, cascade_id) "
 								  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
 								  8, types, values, nulls, false, 0) != SPI_OK_INSERT)
@@ -158,7 +159,7 @@ history_row_insert(HistoryRow *row)
 		values[3] = Int64GetDatum(row->rows);
 		nulls[3] = row->rows < 0 ? 'n' : ' ';
 		values[4] = text_at(row, row->error_off, &nulls[4]);
-		if (SPI_execute_with_args("INSERT INTO materialized_table_internal.refresh_result "
+		if (mt_spi_execute_saved("INSERT INTO materialized_table_internal.refresh_result "
 								  "(run_id, finished_at, status, rows, error) "
 								  "VALUES ($1, $2, $3, $4, $5)",
 								  5, types, values, nulls, false, 0) != SPI_OK_INSERT)
@@ -300,8 +301,8 @@ next_run_id(void)
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
-					false, 1) != SPI_OK_SELECT)
+	if (mt_spi_execute_saved("SELECT pg_catalog.nextval('materialized_table_internal.refresh_run_seq')",
+							 0, NULL, NULL, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not allocate a refresh run id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
