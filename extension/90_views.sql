@@ -8,11 +8,11 @@
 -- suspended, not due yet, or failed) are dated by pending_since.  Changes it
 -- has not read yet are dated by its horizon (see continuous_horizon()): they
 -- count once the horizon is older than the worker's usual pace -- it passes
--- every two fifths of the shortest freshness, and at least every second,
--- plus the time it applies -- so half the freshness, at most 2 seconds.  A table not yet taken up by
--- the worker (just created or switched, or its replication slot was made
--- again), or a database whose worker has not passed since the server
--- started, counts from its last refresh.
+-- every three quarters of the shortest freshness, and at least every
+-- second, plus the time it applies -- so the freshness, at most 2 seconds.
+-- A table not yet taken up by the worker (just created or switched, or its
+-- replication slot was made again), or a database whose worker has not
+-- passed since the server started, counts from its last refresh.
 CREATE FUNCTION materialized_table_internal.current_lag(
     t materialized_table_internal.mt_table,
     c materialized_table_internal.continuous_state)
@@ -32,7 +32,7 @@ SELECT CASE
              CASE WHEN pg_catalog.statement_timestamp() - h.horizon >
                        LEAST(interval '2 seconds',
                                         materialized_table_internal.freshness_interval(
-                                            t.freshness_value, t.freshness_unit) / 2)
+                                            t.freshness_value, t.freshness_unit))
                   THEN pg_catalog.statement_timestamp() - h.horizon END)
        END
   FROM (SELECT materialized_table_internal.continuous_horizon() AS horizon) h;
