@@ -12,10 +12,15 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/stratnum.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/dependency.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -25,6 +30,8 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_oper.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -42,6 +49,12 @@
 #include "continuous_chain.h"
 #include "continuous_deltas.h"
 #include "materialized_table.h"
+
+/*
+ * Up to this many groups are always adjusted one by one through the key
+ * index; more only while they are under a tenth of the table's rows.
+ */
+#define DIRECT_MAX_GROUPS		10000
 
 /* a state of more groups is rebuilt without holding them in memory */
 #define MAX_PARALLEL_GROUPS		1000000
@@ -1227,6 +1240,310 @@ in_place_merge(MtDeltaSet *set, Relation rel, List *groups, Bitmapset *nulls,
 }
 
 /*
+ * A valid, plain btree index of rel on exactly the columns keys (attnums,
+ * in any order), without expressions or predicate; InvalidOid if none.
+ */
+static Oid
+key_index(Relation rel, List *keys)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	Oid			found = InvalidOid;
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = index->rd_index;
+		bool		fits = index->rd_rel->relam == BTREE_AM_OID && form->indisvalid &&
+			form->indisready && form->indislive && form->indnkeyatts == list_length(keys) &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL);
+
+		for (int i = 0; fits && i < form->indnkeyatts; i++)
+			fits = list_member_int(keys, form->indkey.values[i]);
+		index_close(index, AccessShareLock);
+		if (fits)
+		{
+			found = lfirst_oid(lc);
+			break;
+		}
+	}
+	list_free(indexes);
+	return found;
+}
+
+/*
+ * How one result column of an aggregate is adjusted: its value plus the
+ * adjustment (the group's row count, non-NULL count or sum) converted to
+ * the column's type.
+ */
+typedef struct AggColumn
+{
+	AttrNumber	attno;
+	FmgrInfo	plus;			/* the column type's + */
+	FmgrInfo	convert;		/* adjustment -> column type, if needed */
+	bool		converts;
+	int			convert_args;
+} AggColumn;
+
+/*
+ * Fill col for a column of type type adjusted by values of type from;
+ * false if PostgreSQL has no + for the type or no cast that is a function
+ * or binary coercible.
+ */
+static bool
+agg_column(AggColumn *col, AttrNumber attno, Oid type, Oid from)
+{
+	Oid			plus = LookupOperName(NULL, list_make2(makeString("pg_catalog"), makeString("+")),
+									  type, type, true, -1);
+	Oid			func = InvalidOid;
+
+	col->attno = attno;
+	col->converts = false;
+	if (!OidIsValid(plus))
+		return false;
+	fmgr_info(get_opcode(plus), &col->plus);
+	if (type == from)
+		return true;
+	switch (find_coercion_pathway(type, from, COERCION_EXPLICIT, &func))
+	{
+		case COERCION_PATH_RELABELTYPE:
+			return true;
+		case COERCION_PATH_FUNC:
+			fmgr_info(func, &col->convert);
+			col->converts = true;
+			col->convert_args = get_func_nargs(func);
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* What the group adds to aggregate agg's column: rows, non-NULL count or sum. */
+static Datum
+group_adjustment(MtDeltaSet *set, DeltaGroup *g, int agg)
+{
+	MtAggKind	kind = ((MtDeltaAgg *) list_nth(set->a->aggs, agg))->kind;
+
+	return kind == MT_AGG_COUNT_STAR ? Int64GetDatum(g->rows) :
+		kind == MT_AGG_SUM ? g->sums[agg] : Int64GetDatum(g->nn[agg]);
+}
+
+static Datum
+converted(AggColumn *col, Datum value, int32 typmod)
+{
+	if (!col->converts)
+		return value;
+	if (col->convert_args == 1)
+		return FunctionCall1(&col->convert, value);
+	return FunctionCall3(&col->convert, value, Int32GetDatum(typmod), BoolGetDatum(true));
+}
+
+/*
+ * Add the adjustments of groups to the table's rows one by one, found
+ * through its key index: what in_place_merge's MERGE does, without
+ * planning a statement, unnesting arrays and joining them (most of its
+ * cost at a few thousand groups).  Rows are updated, deleted and inserted
+ * through the executor's routines for logical replication (constraints,
+ * index entries, statistics).  Returns the number of rows written, or -1
+ * when the table needs the MERGE: no key index, triggers, row level
+ * security, columns other than the query's, a type without + or a plain
+ * cast, or groups that are a large share of the table.
+ */
+static int64
+adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			indexid = key_index(rel, keys);
+	int			ncols = 0;
+	AttrNumber *group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
+	FmgrInfo   *group_in = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
+	Oid		   *group_ioparam = palloc(sizeof(Oid) * (set->ngroup + 1));
+	AggColumn  *aggs = palloc0(sizeof(AggColumn) * (set->nagg + 1));
+	AttrNumber	rows_attno = InvalidAttrNumber;
+	Relation	index;
+	ScanKeyData *skeys;
+	int		   *key_group;		/* index column -> group column */
+	RegProcedure *key_eq;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	RangeTblEntry *rte;
+	EPQState	epq;
+	IndexScanDesc scan;
+	TupleTableSlot *oldslot;
+	TupleTableSlot *newslot;
+	int64		written = 0;
+	ListCell   *lc;
+
+	if (!OidIsValid(indexid) || rel->trigdesc != NULL || rel->rd_rel->relrowsecurity)
+		return -1;
+	/* a large share of the table: the MERGE, whose plan may read it once */
+	if (list_length(groups) > DIRECT_MAX_GROUPS &&
+		list_length(groups) > rel->rd_rel->reltuples / 10)
+		return -1;
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			ncols++;
+	if (ncols != set->ngroup + set->nagg)
+		return -1;
+	foreach(lc, set->a->group_outputs)
+	{
+		int			i = foreach_current_index(lc);
+		Form_pg_attribute att = named_column(desc, lfirst(lc));
+		Oid			infunc;
+
+		group_attno[i] = att->attnum;
+		getTypeInputInfo(att->atttypid, &infunc, &group_ioparam[i]);
+		fmgr_info(infunc, &group_in[i]);
+	}
+	foreach(lc, set->a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		int			i = foreach_current_index(lc);
+		Form_pg_attribute att = named_column(desc, d->output);
+
+		if (att->atttypid != d->output_type ||
+			!agg_column(&aggs[i], att->attnum, att->atttypid,
+						d->kind == MT_AGG_SUM ? NUMERICOID : INT8OID))
+			return -1;
+		if (d->kind == MT_AGG_COUNT_STAR && rows_attno == InvalidAttrNumber)
+			rows_attno = att->attnum;
+	}
+
+	estate = CreateExecutorState();
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = MT_REFRESH_LOCKMODE;
+	ExecInitRangeTable(estate, list_make1(rte));
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	EvalPlanQualInit(&epq, estate, NULL, NIL, -1);
+	/* after the statements before it in this transaction, as they would be */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	estate->es_snapshot = GetActiveSnapshot();
+	estate->es_output_cid = GetCurrentCommandId(true);
+
+	index = index_open(indexid, AccessShareLock);
+	skeys = palloc(sizeof(ScanKeyData) * set->ngroup);
+	key_group = palloc(sizeof(int) * set->ngroup);
+	key_eq = palloc(sizeof(RegProcedure) * set->ngroup);
+	for (int k = 0; k < set->ngroup; k++)
+	{
+		key_group[k] = 0;
+		while (group_attno[key_group[k]] != index->rd_index->indkey.values[k])
+			key_group[k]++;
+		key_eq[k] = get_opcode(get_opfamily_member(index->rd_opfamily[k], index->rd_opcintype[k],
+												   index->rd_opcintype[k], BTEqualStrategyNumber));
+		if (!RegProcedureIsValid(key_eq[k]))
+			elog(ERROR, "no equality operator in the key index of \"%s\"",
+				 RelationGetRelationName(rel));
+	}
+	oldslot = table_slot_create(rel, &estate->es_tupleTable);
+	newslot = table_slot_create(rel, &estate->es_tupleTable);
+	scan = index_beginscan(rel, index, estate->es_snapshot, set->ngroup, 0);
+	foreach(lc, groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+		Datum	   *keyvals = palloc(sizeof(Datum) * set->ngroup);
+		bool		matched = false;
+
+		for (int i = 0; i < set->ngroup; i++)
+			keyvals[i] = g->values[i] == NULL ? (Datum) 0 :
+				InputFunctionCall(&group_in[i], g->values[i], group_ioparam[i],
+								  TupleDescAttr(desc, group_attno[i] - 1)->atttypmod);
+		/* the index's equality on each key column, IS NULL for NULL */
+		for (int k = 0; k < set->ngroup; k++)
+		{
+			int			i = key_group[k];
+
+			if (g->values[i] == NULL)
+				ScanKeyEntryInitialize(&skeys[k], SK_ISNULL | SK_SEARCHNULL, k + 1,
+									   InvalidStrategy, InvalidOid, InvalidOid, InvalidOid,
+									   (Datum) 0);
+			else
+				ScanKeyEntryInitialize(&skeys[k], 0, k + 1, BTEqualStrategyNumber,
+									   index->rd_opcintype[k], index->rd_indcollation[k],
+									   key_eq[k], keyvals[i]);
+		}
+		/* the scan keeps what it allocates across groups */
+		MemoryContextSwitchTo(outer);
+		index_rescan(scan, skeys, set->ngroup, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, oldslot))
+		{
+			bool		isnull;
+			Datum		rows = slot_getattr(oldslot, rows_attno, &isnull);
+
+			MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+
+			matched = true;
+			if (!isnull && DatumGetInt64(rows) + g->rows <= 0)
+			{
+				ExecSimpleRelationDelete(rri, estate, &epq, oldslot);
+				written++;
+				MemoryContextSwitchTo(outer);
+				continue;
+			}
+			ExecClearTuple(newslot);
+			slot_getallattrs(oldslot);
+			memcpy(newslot->tts_values, oldslot->tts_values, sizeof(Datum) * desc->natts);
+			memcpy(newslot->tts_isnull, oldslot->tts_isnull, sizeof(bool) * desc->natts);
+			for (int i = 0; i < set->nagg; i++)
+			{
+				int			c = aggs[i].attno - 1;
+
+				if (!newslot->tts_isnull[c])	/* NULL + x is NULL */
+					newslot->tts_values[c] =
+						FunctionCall2Coll(&aggs[i].plus, InvalidOid, newslot->tts_values[c],
+										  converted(&aggs[i], group_adjustment(set, g, i),
+													TupleDescAttr(desc, c)->atttypmod));
+			}
+			ExecStoreVirtualTuple(newslot);
+			ExecSimpleRelationUpdate(rri, estate, &epq, oldslot, newslot);
+			written++;
+			MemoryContextSwitchTo(outer);
+		}
+		MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+		if (!matched && g->rows > 0)
+		{
+			ExecClearTuple(newslot);
+			memset(newslot->tts_isnull, true, sizeof(bool) * desc->natts);
+			for (int i = 0; i < set->ngroup; i++)
+			{
+				newslot->tts_values[group_attno[i] - 1] = keyvals[i];
+				newslot->tts_isnull[group_attno[i] - 1] = (g->values[i] == NULL);
+			}
+			for (int i = 0; i < set->nagg; i++)
+			{
+				int			c = aggs[i].attno - 1;
+
+				newslot->tts_values[c] = converted(&aggs[i], group_adjustment(set, g, i),
+												   TupleDescAttr(desc, c)->atttypmod);
+				newslot->tts_isnull[c] = false;
+			}
+			ExecStoreVirtualTuple(newslot);
+			ExecSimpleRelationInsert(rri, estate, newslot);
+			written++;
+		}
+		MemoryContextSwitchTo(outer);
+		ResetPerTupleExprContext(estate);
+	}
+	index_endscan(scan);
+	index_close(index, NoLock);
+	EvalPlanQualEnd(&epq);
+	ExecCloseIndices(rri);
+	ExecResetTupleTable(estate->es_tupleTable, false);
+	FreeExecutorState(estate);
+	PopActiveSnapshot();
+	CommandCounterIncrement();
+	return written;
+}
+
+/*
  * Hand the table's rows of the touched groups to the CONTINUOUS tables
  * downstream: as they are before the adjustments (sign -1) or after (1).
  */
@@ -1283,6 +1600,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 	List	   *keys = NIL;
 	List	   *patterns = NIL; /* Bitmapset of NULL group columns */
 	List	   *members = NIL;	/* List of DeltaGroup, per pattern */
+	List	   *live = NIL;		/* the groups that change something */
 	MtChainFeed *feed;
 	ListCell   *lc;
 	ListCell   *lp;
@@ -1308,6 +1626,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 
 		if (idle_group(set, g, zero))
 			continue;
+		live = lappend(live, g);
 		for (int i = 0; i < set->ngroup; i++)
 			if (g->values[i] == NULL)
 				nulls = bms_add_member(nulls, i);
@@ -1334,13 +1653,19 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 	if (feed)
 		feed_groups(feed, set, rel, -1);
 	mt_internal_depth++;
-	forboth(lp, patterns, lm, members)
+	written = adjust_rows_directly(set, rel, keys, live);
+	if (written < 0)
 	{
-		char	   *sql = in_place_merge(set, rel, lfirst(lm), lfirst(lp), &nparams, types, values);
+		written = 0;
+		forboth(lp, patterns, lm, members)
+		{
+			char	   *sql = in_place_merge(set, rel, lfirst(lm), lfirst(lp), &nparams, types,
+											 values);
 
-		if (SPI_execute_with_args(sql, nparams, types, values, NULL, false, 0) != SPI_OK_MERGE)
-			elog(ERROR, "could not adjust the rows of \"%s\"", get_rel_name(set->relid));
-		written += SPI_processed;
+			if (SPI_execute_with_args(sql, nparams, types, values, NULL, false, 0) != SPI_OK_MERGE)
+				elog(ERROR, "could not adjust the rows of \"%s\"", get_rel_name(set->relid));
+			written += SPI_processed;
+		}
 	}
 	mt_internal_depth--;
 	if (feed)
