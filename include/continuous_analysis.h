@@ -90,6 +90,9 @@ typedef struct MtAnalysis
 								 * columns, then __mt_arg_<n> */
 	char	   *changes_sql;	/* with delta_join: the same rows for the
 								 * changed rows of delta_source, $1 */
+	Bitmapset  *sum_only_columns;	/* with delta_join: delta_source's
+									 * columns read only as sum()s (see
+									 * mt_deltas_add_joined) */
 	bool		fold_while_decoding;	/* changed rows are folded into the
 										 * adjustments as they are decoded */
 	bool		in_place;		/* a new pipeline makes the table's own rows

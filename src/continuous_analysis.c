@@ -874,6 +874,80 @@ changes_sql(Query *rows, int rtindex)
 	return query_text(changes);
 }
 
+/* What sum_only_columns gathers over a query. */
+typedef struct ColumnReads
+{
+	int			rtindex;
+	Bitmapset  *summed;			/* whole argument of a sum() */
+	Bitmapset  *other;			/* read in any other way */
+	bool		unknown;		/* read as a whole row, a system column or
+								 * through a join's alias */
+	Query	   *query;
+} ColumnReads;
+
+static bool
+column_reads_walker(Node *node, ColumnReads *reads)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *agg = (Aggref *) node;
+		Oid			sum_type;
+		Node	   *arg = agg->args ? (Node *) ((TargetEntry *) linitial(agg->args))->expr : NULL;
+
+		if (delta_agg_kind(agg, &sum_type) == MT_AGG_SUM && arg && IsA(arg, Var) &&
+			((Var *) arg)->varno == reads->rtindex && ((Var *) arg)->varlevelsup == 0 &&
+			((Var *) arg)->varattno > 0)
+		{
+			reads->summed = bms_add_member(reads->summed, ((Var *) arg)->varattno);
+			return false;
+		}
+	}
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varno == reads->rtindex && var->varattno > 0)
+			reads->other = bms_add_member(reads->other, var->varattno);
+		else if (var->varno == reads->rtindex ||
+				 rt_fetch(var->varno, reads->query->rtable)->rtekind == RTE_JOIN)
+			reads->unknown = true;
+		return false;
+	}
+	return expression_tree_walker(node, column_reads_walker, (void *) reads);
+}
+
+/*
+ * The columns of the delta source (rtindex) the query reads only as the
+ * whole argument of a sum(), of integer or numeric types: an update that
+ * changes nothing else changes only those sums, and the worker joins one
+ * row (new minus old) instead of both.  NULL if none, or if the query
+ * reads the source in a way this cannot tell apart.
+ */
+static Bitmapset *
+sum_only_columns(Query *q, int rtindex)
+{
+	ColumnReads reads = {rtindex, NULL, NULL, false, q};
+	Bitmapset  *result = NULL;
+	Oid			relid = rt_fetch(rtindex, q->rtable)->relid;
+	int			attno = -1;
+
+	(void) column_reads_walker((Node *) q->targetList, &reads);
+	(void) column_reads_walker((Node *) q->jointree, &reads);
+	if (reads.unknown)
+		return NULL;
+	reads.summed = bms_del_members(reads.summed, reads.other);
+	while ((attno = bms_next_member(reads.summed, attno)) >= 0)
+	{
+		Oid			type = get_atttype(relid, attno);
+
+		if (type == INT2OID || type == INT4OID || type == INT8OID || type == NUMERICOID)
+			result = bms_add_member(result, attno);
+	}
+	return result;
+}
+
 /*
  * Fill the DELTAS part of a if the query allows it: aggregates of inner
  * joins of plain relations (each read once), grouped by plain columns.
@@ -961,6 +1035,7 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	if (a->delta_join)
 	{
 		a->changes_sql = changes_sql(rows, rtindex);
+		a->sum_only_columns = sum_only_columns(q, rtindex);
 		return true;
 	}
 

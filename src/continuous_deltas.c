@@ -659,15 +659,47 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 }
 
 /*
+ * The aggregates of adjustment rows (sign 0 in mt_deltas_add_joined): each
+ * stands for an update that changed only columns read as sums, set to new
+ * minus old, so it adds those sums and no rows or counts.
+ */
+static char *
+adjustment_aggregates(MtAnalysis *a)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, a->group_outputs)
+		appendStringInfo(&buf, "r.%s, ", quote_identifier(lfirst(lc)));
+	appendStringInfoString(&buf, "0::pg_catalog.int8");
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+
+		if (d->kind == MT_AGG_SUM && d->arg_relid == a->delta_source &&
+			bms_is_member(d->arg_attnum, a->sum_only_columns))
+			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(r.__mt_arg_%d)::pg_catalog.numeric, 0)",
+							 foreach_current_index(lc) + 1);
+		else
+			appendStringInfoString(&buf, ", 0::pg_catalog.numeric");
+		appendStringInfoString(&buf, ", 0::pg_catalog.int8");
+	}
+	return buf.data;
+}
+
+/*
  * mt_deltas_add_joined
  *		Rows of the delta source (in its column layout) that were added
- *		(sign 1) or removed (sign -1), joined with the other sources as they
- *		are now.  Groups the filter exclude names get nothing from them.
+ *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
+ *		adjustment_aggregates), joined with the other sources as they are
+ *		now.  Groups the filter exclude names get nothing from them.
  */
 void
 mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 {
 	MtAnalysis *a = set->a;
+	int			factor = (sign == 0) ? 1 : sign;
 	TupleDesc	desc = state_desc(set->relid);
 	Relation	source;
 	TupleDesc	sdesc;
@@ -703,7 +735,8 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 	memcpy(types + 1, ftypes, sizeof(Oid) * nfilter);
 	memcpy(values + 1, fvalues, sizeof(Datum) * nfilter);
 
-	sql = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, true), a->changes_sql,
+	sql = psprintf("SELECT %s FROM (%s) r%s%s",
+				   sign == 0 ? adjustment_aggregates(a) : state_aggregates(a, true), a->changes_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
 									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
 				   group_by_positions(set->ngroup));
@@ -727,12 +760,13 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 		for (i = 0; i < set->ngroup; i++)
 			group[i] = SPI_getvalue(tup, rdesc, i + 1);
 		g = find_group(set, group);
-		g->rows += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
+		g->rows += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
 		for (i = 0; i < set->nagg; i++)
 		{
-			add_to_sum(set, g, i, SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull), sign);
-			g->nn[i] += sign * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
-														   &isnull));
+			add_to_sum(set, g, i, SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull),
+					   factor);
+			g->nn[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
+															 &isnull));
 		}
 		MemoryContextSwitchTo(old);
 	}

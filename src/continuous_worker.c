@@ -60,6 +60,7 @@
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -72,11 +73,13 @@
 #include "storage/sinval.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -127,7 +130,8 @@ typedef struct KeyBucket
 typedef struct RowChange
 {
 	HeapTuple	tuple;			/* in the source table's layout */
-	int			sign;
+	int			sign;			/* -1 old, 1 new, 0 an update's sums
+								 * (fold_update) */
 	TransactionId xid;
 } RowChange;
 
@@ -897,6 +901,103 @@ changes_layout_current(ContTable *t)
 	return same;
 }
 
+/* new - old of an integer or numeric column; false if it does not fit */
+static bool
+difference(Oid type, Datum new, Datum old, Datum *result, bool *zero)
+{
+	switch (type)
+	{
+		case INT2OID:
+			{
+				int32		d = (int32) DatumGetInt16(new) - DatumGetInt16(old);
+
+				if (d < PG_INT16_MIN || d > PG_INT16_MAX)
+					return false;
+				*result = Int16GetDatum((int16) d);
+				*zero = (d == 0);
+				return true;
+			}
+		case INT4OID:
+			{
+				int32		d;
+
+				if (pg_sub_s32_overflow(DatumGetInt32(new), DatumGetInt32(old), &d))
+					return false;
+				*result = Int32GetDatum(d);
+				*zero = (d == 0);
+				return true;
+			}
+		case INT8OID:
+			{
+				int64		d;
+
+				if (pg_sub_s64_overflow(DatumGetInt64(new), DatumGetInt64(old), &d))
+					return false;
+				*result = Int64GetDatum(d);
+				*zero = (d == 0);
+				return true;
+			}
+		case NUMERICOID:
+			{
+				bool		error = false;
+				Numeric		d = numeric_sub_opt_error(DatumGetNumeric(new), DatumGetNumeric(old),
+													  &error);
+
+				if (error)
+					return false;
+				*result = NumericGetDatum(d);
+				*zero = DatumGetBool(DirectFunctionCall2(numeric_eq, new, old));
+				return true;
+			}
+	}
+	return false;
+}
+
+/*
+ * An update of a delta source row that changes, among the columns its
+ * table's query reads, only columns it reads as sums (sum_only_columns):
+ * both versions join the same rows of the other sources and land in the
+ * same group, so one row -- the new one with those columns set to new
+ * minus old -- joined once gives the adjustment both would.  Returns
+ * false if the update is not of that kind; else *adjust is that row, or
+ * NULL when the sums do not change either (the update changes nothing
+ * the table shows).
+ */
+static bool
+fold_update(ContTable *t, TupleDesc desc, HeapTuple old, HeapTuple new, HeapTuple *adjust)
+{
+	Bitmapset  *sums = t->analysis->sum_only_columns;
+	Datum	   *oldv = palloc(sizeof(Datum) * desc->natts);
+	bool	   *oldn = palloc(sizeof(bool) * desc->natts);
+	Datum	   *newv = palloc(sizeof(Datum) * desc->natts);
+	bool	   *newn = palloc(sizeof(bool) * desc->natts);
+	bool		changes = false;
+
+	heap_deform_tuple(old, desc, oldv, oldn);
+	heap_deform_tuple(new, desc, newv, newn);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		bool		zero;
+
+		if (att->attisdropped || (oldn[i] && newn[i]))
+			continue;
+		if (oldn[i] != newn[i])
+			return false;
+		if (!bms_is_member(att->attnum, sums))
+		{
+			if (!datumIsEqual(oldv[i], newv[i], att->attbyval, att->attlen))
+				return false;
+			continue;
+		}
+		if (!difference(att->atttypid, newv[i], oldv[i], &newv[i], &zero))
+			return false;
+		changes |= !zero;
+	}
+	*adjust = changes ? heap_form_tuple(desc, newv, newn) : NULL;
+	return true;
+}
+
 /*
  * Fold a changed row (old and new versions, either may be NULL) of the
  * source of a single-source DELTAS table into the batch's adjustments.
@@ -1018,17 +1119,29 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				t->changes_layout = CreateTupleDescCopy(in->to_source ? in->to_source->outdesc
 														: RelationGetDescr(rel));
 			for (i = 0; i < 2; i++)
+				if (tuples[i] && in->to_source)
+					tuples[i] = execute_attr_map_tuple(tuples[i], in->to_source);
+			if (oldtup && newtup && t->analysis->sum_only_columns)
+			{
+				HeapTuple	adjust;
+
+				if (fold_update(t, t->changes_layout, tuples[0], tuples[1], &adjust))
+				{
+					/* one row for both, or none */
+					tuples[0] = NULL;
+					tuples[1] = adjust;
+				}
+			}
+			for (i = 0; i < 2; i++)
 			{
 				RowChange  *rc;
 
 				if (tuples[i] == NULL)
 					continue;
 				rc = palloc(sizeof(RowChange));
-				rc->sign = (i == 0) ? -1 : 1;
+				rc->sign = (i == 0) ? -1 : (oldtup && newtup && tuples[0] == NULL) ? 0 : 1;
 				rc->xid = txn->xid;
-				rc->tuple = in->to_source ?
-					execute_attr_map_tuple(tuples[i], in->to_source) :
-					heap_copytuple(tuples[i]);
+				rc->tuple = heap_copytuple(tuples[i]);
 				t->changes = lappend(t->changes, rc);
 			}
 			if (++t->nchanges > MAX_TABLE_CHANGES)
@@ -1613,11 +1726,12 @@ add_joined_changes(ContTable *t, MtDeltaSet *set)
 	List	   *baselines = group_baselines(t->relid);
 	List	   *masks = NIL;	/* Bitmapset: which baselines saw them */
 	List	   *classes = NIL;	/* List of HeapTuple, in step with masks */
-	int			sign;
+	static const int signs[3] = {-1, 1, 0};
 	ListCell   *lc;
 
-	for (sign = -1; sign <= 1; sign += 2)
+	for (int s = 0; s < 3; s++)
 	{
+		int			sign = signs[s];
 		ListCell   *lm;
 		ListCell   *lt;
 
