@@ -279,10 +279,12 @@ state_desc(Oid relid)
  * query of the analysis, as r), in the state's column order after the
  * group columns: the row count, then per aggregate the sum of its argument
  * and the number of non-NULL arguments (count(*) keeps none: its count is
- * the row count).
+ * the row count).  Over adjustment rows (sign 0 in mt_deltas_add_joined),
+ * each an update that changed only columns read as sums, set to new minus
+ * old: those sums, and no rows or counts.
  */
 static char *
-state_aggregates(MtAnalysis *a, bool sums_as_numeric)
+state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
 {
 	StringInfoData buf;
 	ListCell   *lc;
@@ -290,21 +292,25 @@ state_aggregates(MtAnalysis *a, bool sums_as_numeric)
 	initStringInfo(&buf);
 	foreach(lc, a->group_outputs)
 		appendStringInfo(&buf, "r.%s, ", quote_identifier(lfirst(lc)));
-	appendStringInfoString(&buf, "pg_catalog.count(*)");
+	appendStringInfoString(&buf, adjustments ? "0::pg_catalog.int8" : "pg_catalog.count(*)");
 	foreach(lc, a->aggs)
 	{
 		MtDeltaAgg *d = lfirst(lc);
 		char	   *arg = psprintf("r.__mt_arg_%d", foreach_current_index(lc) + 1);
-
 		char	   *sum_type = format_type_be_qualified(sums_as_numeric ? NUMERICOID : d->sum_type);
+		bool		summed = adjustments ?
+			(d->kind == MT_AGG_SUM && d->arg_relid == a->delta_source &&
+			 bms_is_member(d->arg_attnum, a->sum_only_columns)) :
+			(d->kind == MT_AGG_SUM || d->kind == MT_AGG_AVG);
 
-		if (d->kind == MT_AGG_COUNT_STAR)
-			appendStringInfo(&buf, ", 0::%s, 0::pg_catalog.int8", sum_type);
-		else if (d->kind == MT_AGG_COUNT)
-			appendStringInfo(&buf, ", 0::%s, pg_catalog.count(%s)", sum_type, arg);
+		if (summed)
+			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0)", arg, sum_type);
 		else
-			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0), pg_catalog.count(%s)",
-							 arg, sum_type, arg);
+			appendStringInfo(&buf, ", 0::%s", sum_type);
+		if (d->kind == MT_AGG_COUNT_STAR || adjustments)
+			appendStringInfoString(&buf, ", 0::pg_catalog.int8");
+		else
+			appendStringInfo(&buf, ", pg_catalog.count(%s)", arg);
 	}
 	return buf.data;
 }
@@ -408,7 +414,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
 		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
 	}
-	select = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, false), a->rows_sql,
+	select = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, false, false), a->rows_sql,
 					  where_rows, group_by_positions(list_length(a->group_outputs)));
 
 	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
@@ -659,41 +665,10 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 }
 
 /*
- * The aggregates of adjustment rows (sign 0 in mt_deltas_add_joined): each
- * stands for an update that changed only columns read as sums, set to new
- * minus old, so it adds those sums and no rows or counts.
- */
-static char *
-adjustment_aggregates(MtAnalysis *a)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, a->group_outputs)
-		appendStringInfo(&buf, "r.%s, ", quote_identifier(lfirst(lc)));
-	appendStringInfoString(&buf, "0::pg_catalog.int8");
-	foreach(lc, a->aggs)
-	{
-		MtDeltaAgg *d = lfirst(lc);
-
-		if (d->kind == MT_AGG_SUM && d->arg_relid == a->delta_source &&
-			bms_is_member(d->arg_attnum, a->sum_only_columns))
-			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(r.__mt_arg_%d)::pg_catalog.numeric, 0)",
-							 foreach_current_index(lc) + 1);
-		else
-			appendStringInfoString(&buf, ", 0::pg_catalog.numeric");
-		appendStringInfoString(&buf, ", 0::pg_catalog.int8");
-	}
-	return buf.data;
-}
-
-/*
  * mt_deltas_add_joined
  *		Rows of the delta source (in its column layout) that were added
  *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
- *		adjustment_aggregates), joined with the other sources as they are
- *		now.  Groups the filter exclude names get nothing from them.
+ *		state_aggregates), joined with the other sources as they are now.  Groups the filter exclude names get nothing from them.
  */
 void
 mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
@@ -736,7 +711,7 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 	memcpy(values + 1, fvalues, sizeof(Datum) * nfilter);
 
 	sql = psprintf("SELECT %s FROM (%s) r%s%s",
-				   sign == 0 ? adjustment_aggregates(a) : state_aggregates(a, true), a->changes_sql,
+				   state_aggregates(a, true, sign == 0), a->changes_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
 									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
 				   group_by_positions(set->ngroup));
