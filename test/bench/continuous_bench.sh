@@ -26,7 +26,10 @@
 #    no CONTINUOUS table (sources with their default replica identity, no
 #    slot) and the two tables, in alternating order (none first in odd
 #    rounds, the tables first in even ones); the ratio of the medians is
-#    printed (target >= 0.95), and each round's ratio of its pair.
+#    printed (target >= 0.95), and each round's ratio of its pair.  The
+#    tables are created anew for each round of theirs, then vacuumed, as
+#    autovacuum would within its first minute; each round is preceded by
+#    10 s of the load, not counted (see pgbench_tps).
 # 2. Staleness under the load of 1.: a third client commits a marker order
 #    (a new group in both tables) and polls each table until the marker
 #    shows; p50, p99 and max of commit-to-visible (target p99 < 2 s).
@@ -155,6 +158,9 @@ create_tables() {
         [ "$(q "SELECT count(*) FILTER (WHERE synced) FROM materialized_table_internal.continuous_state")" = 2 ] && break
         sleep 0.1
     done
+    # as autovacuum leaves new tables within its first minute: their rows
+    # hinted, their statistics taken (else it does so during a round)
+    q "VACUUM ANALYZE totals, joined" >/dev/null
 }
 drop_tables() {
     "${PSQL[@]}" -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE totals; DROP MATERIALIZED TABLE joined')" >/dev/null
@@ -166,10 +172,13 @@ drop_tables() {
     done
 }
 # pgbench_tps SECONDS: one round of the writer load, its tps.  Each round
-# starts from orders vacuumed and a checkpoint: the dead rows and full page
-# images of the rounds before would otherwise make each round slower than
-# the last, whichever kind it is.
+# starts with 10 s of the load, not counted, then orders vacuumed and a
+# checkpoint: the dead rows and full page images of the rounds before would
+# otherwise make each round slower than the last, whichever kind it is, and
+# new tables reach their steady state (packed full by their creation, their
+# pages take an update in place only once they have room).
 pgbench_tps() {
+    "$PGBIN/pgbench" -n -c 2 -j 2 -T 10 -f "$PGB_FILE" >/dev/null 2>&1
     q "VACUUM orders" >/dev/null
     q "CHECKPOINT" >/dev/null
     "$PGBIN/pgbench" -n -c 2 -j 2 -T "$1" -f "$PGB_FILE" 2>/dev/null |
@@ -187,9 +196,6 @@ if has_phase 1; then
     echo
     echo "=== 1. writer throughput: pgbench -c 2, ${SECONDS_PER_ROUND}s rounds (insert one order, update one random order)"
     printf '%-6s %-32s %10s %14s\n' round kind tps "WAL bytes/txn"
-    # a first round, not counted: the first load after the set-up runs
-    # slower (or faster) than the rest, whichever kind it is
-    pgbench_tps "$SECONDS_PER_ROUND" >/dev/null
     declare -a TPS_NONE=() TPS_MT=() PAIRS=()
     # the order of the kinds alternates (none, mt; then mt, none; ...), so
     # that a drift of the machine over the run falls on both alike
