@@ -1553,6 +1553,60 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 }
 
 /*
+ * Adjust the table's rows of groups by in_place_merge's MERGE, one per
+ * pattern of NULL group columns among them (= finds no NULL; IS NULL
+ * does, and both use the table's index on them).  The caller is connected
+ * to SPI.  Returns the number of rows written.
+ */
+static int64
+merge_groups(MtDeltaSet *set, Relation rel, List *groups)
+{
+	int			nparams = set->ngroup + 1 + set->nagg;
+	Oid		   *types = palloc(sizeof(Oid) * nparams);
+	Datum	   *values = palloc(sizeof(Datum) * nparams);
+	List	   *patterns = NIL; /* Bitmapset of NULL group columns */
+	List	   *members = NIL;	/* List of DeltaGroup, per pattern */
+	ListCell   *lc;
+	ListCell   *lp;
+	ListCell   *lm;
+	int64		written = 0;
+
+	foreach(lc, groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		Bitmapset  *nulls = NULL;
+		bool		placed = false;
+
+		for (int i = 0; i < set->ngroup; i++)
+			if (g->values[i] == NULL)
+				nulls = bms_add_member(nulls, i);
+		forboth(lp, patterns, lm, members)
+		{
+			if (bms_equal(lfirst(lp), nulls))
+			{
+				lfirst(lm) = lappend(lfirst(lm), g);
+				placed = true;
+				break;
+			}
+		}
+		if (!placed)
+		{
+			patterns = lappend(patterns, nulls);
+			members = lappend(members, list_make1(g));
+		}
+	}
+	forboth(lp, patterns, lm, members)
+	{
+		char	   *sql = in_place_merge(set, rel, lfirst(lm), lfirst(lp), &nparams, types, values);
+
+		if (SPI_execute_with_args(sql, nparams, types, values, NULL, false, 0) != SPI_OK_MERGE)
+			elog(ERROR, "could not adjust the rows of \"%s\"", get_rel_name(set->relid));
+		written += SPI_processed;
+	}
+	return written;
+}
+
+/*
  * Hand the table's rows of the touched groups to the CONTINUOUS tables
  * downstream: as they are before the adjustments (sign -1) or after (1).
  */
@@ -1592,29 +1646,22 @@ feed_groups(MtChainFeed *feed, MtDeltaSet *set, Relation rel, int sign)
 
 /*
  * mt_deltas_apply_in_place
- *		Add the adjustments to the table's own rows: one MERGE per pattern
- *		of NULL group columns among the groups (= finds no NULL; IS NULL
- *		does, and both use the table's index on them).  Returns the number
- *		of rows written, or -1 if they cannot be adjusted one by one (see
- *		mt_unique_beyond_keys): the caller recomputes instead.
+ *		Add the adjustments to the table's own rows: found through its
+ *		key index (adjust_rows_directly), or else by MERGEs (merge_groups).
+ *		Returns the number of rows written, or -1 if they cannot be
+ *		adjusted one by one (see mt_unique_beyond_keys): the caller
+ *		recomputes instead.
  */
 int64
 mt_deltas_apply_in_place(MtDeltaSet *set)
 {
 	MtTable    *mt = mt_catalog_lookup(set->relid, false);
 	Relation	rel = table_open(set->relid, MT_REFRESH_LOCKMODE);
-	int			nparams = set->ngroup + 1 + set->nagg;
-	Oid		   *types = palloc(sizeof(Oid) * nparams);
-	Datum	   *values = palloc(sizeof(Datum) * nparams);
 	List	   *keys = NIL;
-	List	   *patterns = NIL; /* Bitmapset of NULL group columns */
-	List	   *members = NIL;	/* List of DeltaGroup, per pattern */
 	List	   *live = NIL;		/* the groups that change something */
 	MtChainFeed *feed;
 	ListCell   *lc;
-	ListCell   *lp;
-	ListCell   *lm;
-	int64		written = 0;
+	int64		written;
 	Datum		zero = numeric_zero();
 	Oid			save_userid;
 	int			save_sec;
@@ -1628,32 +1675,8 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 		return -1;
 	}
 	foreach(lc, set->groups)
-	{
-		DeltaGroup *g = lfirst(lc);
-		Bitmapset  *nulls = NULL;
-		bool		placed = false;
-
-		if (idle_group(set, g, zero))
-			continue;
-		live = lappend(live, g);
-		for (int i = 0; i < set->ngroup; i++)
-			if (g->values[i] == NULL)
-				nulls = bms_add_member(nulls, i);
-		forboth(lp, patterns, lm, members)
-		{
-			if (bms_equal(lfirst(lp), nulls))
-			{
-				lfirst(lm) = lappend(lfirst(lm), g);
-				placed = true;
-				break;
-			}
-		}
-		if (!placed)
-		{
-			patterns = lappend(patterns, nulls);
-			members = lappend(members, list_make1(g));
-		}
-	}
+		if (!idle_group(set, lfirst(lc), zero))
+			live = lappend(live, lfirst(lc));
 
 	mt_run_as_owner_begin(rel->rd_rel->relowner, &save_userid, &save_sec, &save_nestlevel);
 	mt_favour_index_lookups();
@@ -1664,18 +1687,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 	mt_internal_depth++;
 	written = adjust_rows_directly(set, rel, keys, live);
 	if (written < 0)
-	{
-		written = 0;
-		forboth(lp, patterns, lm, members)
-		{
-			char	   *sql = in_place_merge(set, rel, lfirst(lm), lfirst(lp), &nparams, types,
-											 values);
-
-			if (SPI_execute_with_args(sql, nparams, types, values, NULL, false, 0) != SPI_OK_MERGE)
-				elog(ERROR, "could not adjust the rows of \"%s\"", get_rel_name(set->relid));
-			written += SPI_processed;
-		}
-	}
+		written = merge_groups(set, rel, live);
 	mt_internal_depth--;
 	if (feed)
 	{

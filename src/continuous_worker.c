@@ -972,10 +972,11 @@ fold_update(ContTable *t, TupleDesc desc, HeapTuple old, HeapTuple new, HeapTupl
 	Datum	   *newv = palloc(sizeof(Datum) * desc->natts);
 	bool	   *newn = palloc(sizeof(bool) * desc->natts);
 	bool		changes = false;
+	bool		foldable = true;
 
 	heap_deform_tuple(old, desc, oldv, oldn);
 	heap_deform_tuple(new, desc, newv, newn);
-	for (int i = 0; i < desc->natts; i++)
+	for (int i = 0; foldable && i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		bool		zero;
@@ -983,19 +984,22 @@ fold_update(ContTable *t, TupleDesc desc, HeapTuple old, HeapTuple new, HeapTupl
 		if (att->attisdropped || (oldn[i] && newn[i]))
 			continue;
 		if (oldn[i] != newn[i])
-			return false;
-		if (!bms_is_member(att->attnum, sums))
+			foldable = false;
+		else if (!bms_is_member(att->attnum, sums))
+			foldable = datumIsEqual(oldv[i], newv[i], att->attbyval, att->attlen);
+		else
 		{
-			if (!datumIsEqual(oldv[i], newv[i], att->attbyval, att->attlen))
-				return false;
-			continue;
+			foldable = difference(att->atttypid, newv[i], oldv[i], &newv[i], &zero);
+			changes |= !zero;
 		}
-		if (!difference(att->atttypid, newv[i], oldv[i], &newv[i], &zero))
-			return false;
-		changes |= !zero;
 	}
-	*adjust = changes ? heap_form_tuple(desc, newv, newn) : NULL;
-	return true;
+	if (foldable)
+		*adjust = changes ? heap_form_tuple(desc, newv, newn) : NULL;
+	pfree(oldv);
+	pfree(oldn);
+	pfree(newv);
+	pfree(newn);
+	return foldable;
 }
 
 /*
@@ -1103,6 +1107,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		else
 		{
 			HeapTuple	tuples[2] = {oldtup, newtup};
+			bool		folded = false;
 			int			i;
 
 			if (newtup && action == 'U' && HeapTupleHasExternal(newtup))
@@ -1118,19 +1123,18 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			if (t->changes == NIL)
 				t->changes_layout = CreateTupleDescCopy(in->to_source ? in->to_source->outdesc
 														: RelationGetDescr(rel));
+			/* kept as copies in the source's layout */
 			for (i = 0; i < 2; i++)
-				if (tuples[i] && in->to_source)
-					tuples[i] = execute_attr_map_tuple(tuples[i], in->to_source);
-			if (oldtup && newtup && t->analysis->sum_only_columns)
+				if (tuples[i])
+					tuples[i] = in->to_source ?
+						execute_attr_map_tuple(tuples[i], in->to_source) :
+						heap_copytuple(tuples[i]);
+			if (oldtup && newtup && t->analysis->sum_only_columns &&
+				fold_update(t, t->changes_layout, tuples[0], tuples[1], &tuples[1]))
 			{
-				HeapTuple	adjust;
-
-				if (fold_update(t, t->changes_layout, tuples[0], tuples[1], &adjust))
-				{
-					/* one row for both, or none */
-					tuples[0] = NULL;
-					tuples[1] = adjust;
-				}
+				/* one row for both, or none */
+				tuples[0] = NULL;
+				folded = true;
 			}
 			for (i = 0; i < 2; i++)
 			{
@@ -1139,9 +1143,9 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				if (tuples[i] == NULL)
 					continue;
 				rc = palloc(sizeof(RowChange));
-				rc->sign = (i == 0) ? -1 : (oldtup && newtup && tuples[0] == NULL) ? 0 : 1;
+				rc->sign = (i == 0) ? -1 : folded ? 0 : 1;
 				rc->xid = txn->xid;
-				rc->tuple = heap_copytuple(tuples[i]);
+				rc->tuple = tuples[i];
 				t->changes = lappend(t->changes, rc);
 			}
 			if (++t->nchanges > MAX_TABLE_CHANGES)
