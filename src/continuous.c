@@ -263,6 +263,40 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 	mt_internal_depth--;
 }
 
+/*
+ * A table that is its own state has each cycle update its touched groups'
+ * rows.  Packed full, as its creation leaves it, a page has no room for a
+ * row's new version: the update moves the row to another page, with a lock
+ * record, new index entries and full-page images, WAL that the sources'
+ * writers wait behind.  Room on each page lets the updates stay on their
+ * page (HOT), as the hidden state tables have.  The pick-up recompute
+ * writes the rows again, so the room is there from the first cycle.  A
+ * fillfactor of the user's (WITH) is kept.
+ */
+#define MT_IN_PLACE_FILLFACTOR 90
+
+static void
+ensure_update_room(MtTable *mt, MtAnalysis *a)
+{
+	ListCell   *lc;
+	List	   *leaves;
+
+	if (!a->in_place)
+		return;
+	foreach(lc, mt->options)
+		if (strcmp(((MtOption *) lfirst(lc))->key, "fillfactor") == 0)
+			return;
+	leaves = mt_leaf_relations(mt->relid);
+	mt_internal_depth++;
+	SPI_connect();
+	foreach(lc, leaves)
+		mt_spi_exec(psprintf("ALTER TABLE %s SET (fillfactor = %d)",
+							 mt_qualified_name(lfirst_oid(lc)), MT_IN_PLACE_FILLFACTOR),
+					SPI_OK_UTILITY);
+	SPI_finish();
+	mt_internal_depth--;
+}
+
 static void
 start_pipeline(MtTable *mt)
 {
@@ -275,6 +309,7 @@ start_pipeline(MtTable *mt)
 	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
 		mt_deltas_create_objects(mt->relid, a);
 	ensure_key_index(mt, a);
+	ensure_update_room(mt, a);
 }
 
 /*

@@ -28,7 +28,7 @@ CREATE TABLE ord (id int PRIMARY KEY, cust_id int NOT NULL, ds date NOT NULL, am
 INSERT INTO ord SELECT i, 1 + i % 300, date '2024-01-01' + i % 20, i % 100 FROM generate_series(1, 20000) i;
 ANALYZE ev, cust, ord;
 
-SELECT plan(19);
+SELECT plan(21);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_own.by_tag FRESHNESS = INTERVAL '1' SECOND AS
@@ -51,6 +51,10 @@ SELECT is((SELECT count(*) FROM pg_class
             WHERE relname IN ('state_' || 'by_tag'::regclass::oid, 'state_' || 'by_region'::regclass::oid,
                               'state_' || 'by_k'::regclass::oid)),
           0::bigint, 'they have no hidden state');
+SELECT is((SELECT array_agg(reloptions::text ORDER BY relname::text) FROM pg_class
+            WHERE oid IN ('by_tag'::regclass, 'by_region'::regclass, 'by_k'::regclass)),
+          ARRAY['{fillfactor=90}', '{fillfactor=90}', '{fillfactor=90}'],
+          'their pages keep room for the updates of their rows');
 -- by_k: a unique index beyond its group column
 CREATE UNIQUE INDEX by_k_k_n ON by_k (k, n);
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
@@ -89,8 +93,10 @@ SELECT isnt(wait_for($$SELECT n_tup_upd > 0 AND n_tup_del > 0 FROM pg_stat_user_
 -- a refresh by hand while changes wait (the table suspended): the refresh
 -- counts them, and the worker must not add them again on RESUME
 SELECT materialized_table.execute($m$
-  CREATE MATERIALIZED TABLE tap_own.qty_by_k FRESHNESS = INTERVAL '1' SECOND AS
+  CREATE MATERIALIZED TABLE tap_own.qty_by_k WITH ('fillfactor' = '75') FRESHNESS = INTERVAL '1' SECOND AS
     SELECT k, count(*) AS n, sum(qty) AS qty FROM tap_own.ev GROUP BY k$m$) \g /dev/null
+SELECT is((SELECT reloptions::text FROM pg_class WHERE oid = 'qty_by_k'::regclass), '{fillfactor=75}',
+          'a fillfactor of the user''s is kept');
 SELECT wait_for($$SELECT synced FROM materialized_table_internal.continuous_state
                    WHERE relid = 'tap_own.qty_by_k'::regclass$$, 30) IS NOT NULL AS synced \gset
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE tap_own.qty_by_k SUSPEND') \g /dev/null
