@@ -13,6 +13,7 @@
 /* backend side, in the command's transaction */
 extern void mt_continuous_table_created(MtTable *mt);
 extern void mt_continuous_table_dropped(Oid relid);
+extern void mt_continuous_options_changed(MtTable *mt);
 extern void mt_continuous_query_changed(MtTable *mt);
 extern void mt_continuous_table_rewritten(Oid relid);
 extern void mt_continuous_source_rows_replaced(List *relids);

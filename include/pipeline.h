@@ -23,6 +23,7 @@ extern void mt_pipeline_suspend(MtTable *mt);
 extern void mt_pipeline_resume(MtTable *mt, List *options);
 extern void mt_pipeline_freshness_changed(MtTable *old_mt, MtTable *mt);
 extern void mt_pipeline_query_changed(MtTable *mt);
+extern void mt_pipeline_options_changed(MtTable *mt);
 extern void mt_pipeline_owner_changed(Oid relid);
 extern void mt_pipeline_recheck_schedules(void);
 extern void mt_pipeline_extension_dropped(void);

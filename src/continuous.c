@@ -405,6 +405,17 @@ mt_continuous_table_created(MtTable *mt)
 	start_pipeline(mt);
 }
 
+/*
+ * mt_continuous_options_changed
+ *		New WITH options reset the table's storage parameters: a table that
+ *		is its own state gets its room back unless they set a fillfactor.
+ */
+void
+mt_continuous_options_changed(MtTable *mt)
+{
+	ensure_update_room(mt, mt_analyze_query_view(mt->query_view, mt->relid));
+}
+
 void
 mt_continuous_table_dropped(Oid relid)
 {

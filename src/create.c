@@ -1212,4 +1212,5 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 
 	mt->options = options;
 	mt_catalog_update(mt);
+	mt_pipeline_options_changed(mt);
 }

@@ -99,6 +99,13 @@ mt_pipeline_freshness_changed(MtTable *old_mt, MtTable *mt)
 }
 
 void
+mt_pipeline_options_changed(MtTable *mt)
+{
+	if (mt->refresh_mode == MT_MODE_CONTINUOUS)
+		mt_continuous_options_changed(mt);
+}
+
+void
 mt_pipeline_query_changed(MtTable *mt)
 {
 	if (mt->refresh_mode == MT_MODE_CONTINUOUS)

@@ -28,7 +28,7 @@ CREATE TABLE ord (id int PRIMARY KEY, cust_id int NOT NULL, ds date NOT NULL, am
 INSERT INTO ord SELECT i, 1 + i % 300, date '2024-01-01' + i % 20, i % 100 FROM generate_series(1, 20000) i;
 ANALYZE ev, cust, ord;
 
-SELECT plan(21);
+SELECT plan(22);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_own.by_tag FRESHNESS = INTERVAL '1' SECOND AS
@@ -97,6 +97,12 @@ SELECT materialized_table.execute($m$
     SELECT k, count(*) AS n, sum(qty) AS qty FROM tap_own.ev GROUP BY k$m$) \g /dev/null
 SELECT is((SELECT reloptions::text FROM pg_class WHERE oid = 'qty_by_k'::regclass), '{fillfactor=75}',
           'a fillfactor of the user''s is kept');
+-- new options without one: the room comes back
+SELECT materialized_table.execute($m$
+  CREATE OR ALTER MATERIALIZED TABLE tap_own.qty_by_k WITH ('autovacuum_enabled' = 'true') FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT k, count(*) AS n, sum(qty) AS qty FROM tap_own.ev GROUP BY k$m$) \g /dev/null
+SELECT is((SELECT reloptions::text FROM pg_class WHERE oid = 'qty_by_k'::regclass),
+          '{autovacuum_enabled=true,fillfactor=90}', 'options without a fillfactor give the room back');
 SELECT wait_for($$SELECT synced FROM materialized_table_internal.continuous_state
                    WHERE relid = 'tap_own.qty_by_k'::regclass$$, 30) IS NOT NULL AS synced \gset
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE tap_own.qty_by_k SUSPEND') \g /dev/null
