@@ -32,6 +32,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_oper.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -51,10 +52,12 @@
 #include "materialized_table.h"
 
 /*
- * Up to this many groups are always adjusted one by one through the key
- * index; more only while they are under a tenth of the table's rows.
+ * A lookup of a group's row through the table's key index costs about as
+ * much as reading this many rows in a scan of the table (about 8 and 0.15
+ * microseconds on the benchmark's machine): groups more than the table's
+ * rows over this are found by one scan instead.
  */
-#define DIRECT_MAX_GROUPS		10000
+#define SCAN_ROWS_PER_LOOKUP	50
 
 /* a state of more groups is rebuilt without holding them in memory */
 #define MAX_PARALLEL_GROUPS		1000000
@@ -1349,101 +1352,108 @@ converted(AggColumn *col, Datum value, int32 typmod)
 }
 
 /*
- * Add the adjustments of groups to the table's rows one by one, found
- * through its key index: what in_place_merge's MERGE does, without
- * planning a statement, unnesting arrays and joining them (most of its
- * cost at a few thousand groups).  Rows are updated, deleted and inserted
- * through the executor's routines for logical replication (constraints,
- * index entries, statistics).  Returns the number of rows written, or -1
- * when the table needs the MERGE: no key index, triggers, row level
- * security, columns other than the query's, a type without + or a plain
- * cast, or groups that are a large share of the table.
+ * Adjusting the table's rows one by one, without a statement: what
+ * in_place_merge's MERGE does, without planning it, unnesting arrays and
+ * joining them (most of its cost at a few thousand groups).  Rows are
+ * updated, deleted and inserted through the executor's routines for
+ * logical replication (constraints, index entries, statistics).
  */
-static int64
-adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
+typedef struct DirectApply
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	Oid			indexid = key_index(rel, keys);
-	int			ncols = 0;
-	AttrNumber *group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
-	FmgrInfo   *group_in = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
-	Oid		   *group_ioparam = palloc(sizeof(Oid) * (set->ngroup + 1));
-	AggColumn  *aggs = palloc0(sizeof(AggColumn) * (set->nagg + 1));
-	AttrNumber	rows_attno = InvalidAttrNumber;
-	Relation	index;
-	ScanKeyData *skeys;
-	int		   *key_group;		/* index column -> group column */
-	RegProcedure *key_eq;
+	MtDeltaSet *set;
+	TupleDesc	desc;
+	AttrNumber *group_attno;	/* group column -> the table's column */
+	AggColumn  *aggs;			/* aggregate -> how its column is adjusted */
+	AttrNumber	rows_attno;		/* a count(*) column */
+	Datum	  **keyvals;		/* per group, its values as the table's types */
+	bool	   *matched;		/* per group: its row was found */
 	EState	   *estate;
 	ResultRelInfo *rri;
-	RangeTblEntry *rte;
 	EPQState	epq;
-	IndexScanDesc scan;
-	TupleTableSlot *oldslot;
 	TupleTableSlot *newslot;
-	int64		written = 0;
+	int64		written;
+} DirectApply;
+
+/* Add group g's adjustments to its row, in oldslot; delete it if no rows are left. */
+static void
+adjust_row(DirectApply *d, DeltaGroup *g, TupleTableSlot *oldslot)
+{
+	TupleTableSlot *newslot = d->newslot;
+	bool		isnull;
+	Datum		rows = slot_getattr(oldslot, d->rows_attno, &isnull);
+
+	d->written++;
+	if (!isnull && DatumGetInt64(rows) + g->rows <= 0)
+	{
+		ExecSimpleRelationDelete(d->rri, d->estate, &d->epq, oldslot);
+		return;
+	}
+	ExecClearTuple(newslot);
+	slot_getallattrs(oldslot);
+	memcpy(newslot->tts_values, oldslot->tts_values, sizeof(Datum) * d->desc->natts);
+	memcpy(newslot->tts_isnull, oldslot->tts_isnull, sizeof(bool) * d->desc->natts);
+	for (int i = 0; i < d->set->nagg; i++)
+	{
+		int			c = d->aggs[i].attno - 1;
+
+		if (!newslot->tts_isnull[c])	/* NULL + x is NULL */
+			newslot->tts_values[c] =
+				FunctionCall2Coll(&d->aggs[i].plus, InvalidOid, newslot->tts_values[c],
+								  converted(&d->aggs[i], group_adjustment(d->set, g, i),
+											TupleDescAttr(d->desc, c)->atttypmod));
+	}
+	ExecStoreVirtualTuple(newslot);
+	ExecSimpleRelationUpdate(d->rri, d->estate, &d->epq, oldslot, newslot);
+}
+
+/* The row of group gi, which had none (if it has rows now). */
+static void
+insert_group(DirectApply *d, DeltaGroup *g, int gi)
+{
+	TupleTableSlot *newslot = d->newslot;
+
+	if (g->rows <= 0)
+		return;
+	ExecClearTuple(newslot);
+	memset(newslot->tts_isnull, true, sizeof(bool) * d->desc->natts);
+	for (int i = 0; i < d->set->ngroup; i++)
+	{
+		newslot->tts_values[d->group_attno[i] - 1] = d->keyvals[gi][i];
+		newslot->tts_isnull[d->group_attno[i] - 1] = (g->values[i] == NULL);
+	}
+	for (int i = 0; i < d->set->nagg; i++)
+	{
+		int			c = d->aggs[i].attno - 1;
+
+		newslot->tts_values[c] = converted(&d->aggs[i], group_adjustment(d->set, g, i),
+										   TupleDescAttr(d->desc, c)->atttypmod);
+		newslot->tts_isnull[c] = false;
+	}
+	ExecStoreVirtualTuple(newslot);
+	ExecSimpleRelationInsert(d->rri, d->estate, newslot);
+	d->written++;
+}
+
+/*
+ * Find each group's row through the table's key index (the index's
+ * equality on each key column, IS NULL for NULL) and adjust it.
+ */
+static void
+adjust_through_index(DirectApply *d, Relation rel, Oid indexid, List *groups,
+					 TupleTableSlot *oldslot)
+{
+	MtDeltaSet *set = d->set;
+	Relation	index = index_open(indexid, AccessShareLock);
+	ScanKeyData *skeys = palloc(sizeof(ScanKeyData) * set->ngroup);
+	int		   *key_group = palloc(sizeof(int) * set->ngroup);	/* index column -> group column */
+	RegProcedure *key_eq = palloc(sizeof(RegProcedure) * set->ngroup);
+	IndexScanDesc scan;
 	ListCell   *lc;
 
-	if (!OidIsValid(indexid) || rel->trigdesc != NULL || rel->rd_rel->relrowsecurity)
-		return -1;
-	/* a large share of the table: the MERGE, whose plan may read it once */
-	if (list_length(groups) > DIRECT_MAX_GROUPS &&
-		list_length(groups) > rel->rd_rel->reltuples / 10)
-		return -1;
-	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped)
-			ncols++;
-	if (ncols != set->ngroup + set->nagg)
-		return -1;
-	foreach(lc, set->a->group_outputs)
-	{
-		int			i = foreach_current_index(lc);
-		Form_pg_attribute att = named_column(desc, lfirst(lc));
-		Oid			infunc;
-
-		group_attno[i] = att->attnum;
-		getTypeInputInfo(att->atttypid, &infunc, &group_ioparam[i]);
-		fmgr_info(infunc, &group_in[i]);
-	}
-	foreach(lc, set->a->aggs)
-	{
-		MtDeltaAgg *d = lfirst(lc);
-		int			i = foreach_current_index(lc);
-		Form_pg_attribute att = named_column(desc, d->output);
-
-		if (att->atttypid != d->output_type ||
-			!agg_column(&aggs[i], att->attnum, att->atttypid,
-						d->kind == MT_AGG_SUM ? NUMERICOID : INT8OID))
-			return -1;
-		if (d->kind == MT_AGG_COUNT_STAR && rows_attno == InvalidAttrNumber)
-			rows_attno = att->attnum;
-	}
-
-	estate = CreateExecutorState();
-	rte = makeNode(RangeTblEntry);
-	rte->rtekind = RTE_RELATION;
-	rte->relid = RelationGetRelid(rel);
-	rte->relkind = rel->rd_rel->relkind;
-	rte->rellockmode = MT_REFRESH_LOCKMODE;
-	ExecInitRangeTable(estate, list_make1(rte));
-	rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	EvalPlanQualInit(&epq, estate, NULL, NIL, -1);
-	/* after the statements before it in this transaction, as they would be */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	estate->es_snapshot = GetActiveSnapshot();
-	estate->es_output_cid = GetCurrentCommandId(true);
-
-	index = index_open(indexid, AccessShareLock);
-	skeys = palloc(sizeof(ScanKeyData) * set->ngroup);
-	key_group = palloc(sizeof(int) * set->ngroup);
-	key_eq = palloc(sizeof(RegProcedure) * set->ngroup);
 	for (int k = 0; k < set->ngroup; k++)
 	{
 		key_group[k] = 0;
-		while (group_attno[key_group[k]] != index->rd_index->indkey.values[k])
+		while (d->group_attno[key_group[k]] != index->rd_index->indkey.values[k])
 			key_group[k]++;
 		key_eq[k] = get_opcode(get_opfamily_member(index->rd_opfamily[k], index->rd_opcintype[k],
 												   index->rd_opcintype[k], BTEqualStrategyNumber));
@@ -1451,21 +1461,12 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 			elog(ERROR, "no equality operator in the key index of \"%s\"",
 				 RelationGetRelationName(rel));
 	}
-	oldslot = table_slot_create(rel, &estate->es_tupleTable);
-	newslot = table_slot_create(rel, &estate->es_tupleTable);
-	scan = index_beginscan(rel, index, estate->es_snapshot, set->ngroup, 0);
+	scan = index_beginscan(rel, index, d->estate->es_snapshot, set->ngroup, 0);
 	foreach(lc, groups)
 	{
 		DeltaGroup *g = lfirst(lc);
-		MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
-		Datum	   *keyvals = palloc(sizeof(Datum) * set->ngroup);
-		bool		matched = false;
+		int			gi = foreach_current_index(lc);
 
-		for (int i = 0; i < set->ngroup; i++)
-			keyvals[i] = g->values[i] == NULL ? (Datum) 0 :
-				InputFunctionCall(&group_in[i], g->values[i], group_ioparam[i],
-								  TupleDescAttr(desc, group_attno[i] - 1)->atttypmod);
-		/* the index's equality on each key column, IS NULL for NULL */
 		for (int k = 0; k < set->ngroup; k++)
 		{
 			int			i = key_group[k];
@@ -1477,79 +1478,261 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 			else
 				ScanKeyEntryInitialize(&skeys[k], 0, k + 1, BTEqualStrategyNumber,
 									   index->rd_opcintype[k], index->rd_indcollation[k],
-									   key_eq[k], keyvals[i]);
+									   key_eq[k], d->keyvals[gi][i]);
 		}
-		/* the scan keeps what it allocates across groups */
-		MemoryContextSwitchTo(outer);
+		/* the scan allocates what it keeps across groups here, not per tuple */
 		index_rescan(scan, skeys, set->ngroup, NULL, 0);
 		while (index_getnext_slot(scan, ForwardScanDirection, oldslot))
 		{
-			bool		isnull;
-			Datum		rows = slot_getattr(oldslot, rows_attno, &isnull);
+			MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(d->estate));
 
-			MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
-
-			matched = true;
-			if (!isnull && DatumGetInt64(rows) + g->rows <= 0)
-			{
-				ExecSimpleRelationDelete(rri, estate, &epq, oldslot);
-				written++;
-				MemoryContextSwitchTo(outer);
-				continue;
-			}
-			ExecClearTuple(newslot);
-			slot_getallattrs(oldslot);
-			memcpy(newslot->tts_values, oldslot->tts_values, sizeof(Datum) * desc->natts);
-			memcpy(newslot->tts_isnull, oldslot->tts_isnull, sizeof(bool) * desc->natts);
-			for (int i = 0; i < set->nagg; i++)
-			{
-				int			c = aggs[i].attno - 1;
-
-				if (!newslot->tts_isnull[c])	/* NULL + x is NULL */
-					newslot->tts_values[c] =
-						FunctionCall2Coll(&aggs[i].plus, InvalidOid, newslot->tts_values[c],
-										  converted(&aggs[i], group_adjustment(set, g, i),
-													TupleDescAttr(desc, c)->atttypmod));
-			}
-			ExecStoreVirtualTuple(newslot);
-			ExecSimpleRelationUpdate(rri, estate, &epq, oldslot, newslot);
-			written++;
+			d->matched[gi] = true;
+			adjust_row(d, g, oldslot);
 			MemoryContextSwitchTo(outer);
+			ResetPerTupleExprContext(d->estate);
 		}
-		MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
-		if (!matched && g->rows > 0)
-		{
-			ExecClearTuple(newslot);
-			memset(newslot->tts_isnull, true, sizeof(bool) * desc->natts);
-			for (int i = 0; i < set->ngroup; i++)
-			{
-				newslot->tts_values[group_attno[i] - 1] = keyvals[i];
-				newslot->tts_isnull[group_attno[i] - 1] = (g->values[i] == NULL);
-			}
-			for (int i = 0; i < set->nagg; i++)
-			{
-				int			c = aggs[i].attno - 1;
-
-				newslot->tts_values[c] = converted(&aggs[i], group_adjustment(set, g, i),
-												   TupleDescAttr(desc, c)->atttypmod);
-				newslot->tts_isnull[c] = false;
-			}
-			ExecStoreVirtualTuple(newslot);
-			ExecSimpleRelationInsert(rri, estate, newslot);
-			written++;
-		}
-		MemoryContextSwitchTo(outer);
-		ResetPerTupleExprContext(estate);
 	}
 	index_endscan(scan);
 	index_close(index, NoLock);
-	EvalPlanQualEnd(&epq);
-	ExecCloseIndices(rri);
-	ExecResetTupleTable(estate->es_tupleTable, false);
-	FreeExecutorState(estate);
+}
+
+/* groups by the hash of their values' images, chained through next */
+typedef struct ImageBucket
+{
+	uint32		hash;
+	int			first;			/* a group, or -1 */
+} ImageBucket;
+
+static uint32
+image_hash(DirectApply *d, Datum *values, bool *nulls)
+{
+	uint32		hash = 0;
+
+	for (int i = 0; i < d->set->ngroup; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(d->desc, d->group_attno[i] - 1);
+
+		hash = hash_combine(hash, nulls[i] ? 0x7f4a7c15 :
+							datum_image_hash(values[i], att->attbyval, att->attlen));
+	}
+	return hash;
+}
+
+/*
+ * Read the table once and adjust the row of each group it finds in the
+ * groups' hash.  A row's group is matched by the images of its values
+ * (datum_image_eq, as Memoize does): for the group columns of a table that
+ * is its own state, equal values print alike (group_prints_alike) and are
+ * stored alike.  The new row versions this writes are of the scan's own
+ * command, so the scan does not see them.
+ */
+static void
+adjust_through_scan(DirectApply *d, Relation rel, List *groups, TupleTableSlot *oldslot)
+{
+	MtDeltaSet *set = d->set;
+	int			ngroups = list_length(groups);
+	DeltaGroup **garr = palloc(sizeof(DeltaGroup *) * (ngroups + 1));
+	bool	  **gnulls = palloc(sizeof(bool *) * (ngroups + 1));
+	int		   *next = palloc(sizeof(int) * (ngroups + 1));
+	bool	   *tnulls = palloc(sizeof(bool) * (set->ngroup + 1));
+	Datum	   *tvalues = palloc(sizeof(Datum) * (set->ngroup + 1));
+	AttrNumber	last = 0;
+	HASHCTL		ctl;
+	HTAB	   *images;
+	TableScanDesc scan;
+	ListCell   *lc;
+
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(ImageBucket);
+	ctl.hcxt = CurrentMemoryContext;
+	images = hash_create("materialized_table in-place groups", ngroups, &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int i = 0; i < set->ngroup; i++)
+		last = Max(last, d->group_attno[i]);
+	foreach(lc, groups)
+	{
+		int			gi = foreach_current_index(lc);
+		uint32		hash;
+		ImageBucket *b;
+		bool		found;
+
+		garr[gi] = lfirst(lc);
+		gnulls[gi] = palloc(sizeof(bool) * set->ngroup);
+		for (int i = 0; i < set->ngroup; i++)
+			gnulls[gi][i] = (garr[gi]->values[i] == NULL);
+		hash = image_hash(d, d->keyvals[gi], gnulls[gi]);
+		b = hash_search(images, &hash, HASH_ENTER, &found);
+		next[gi] = found ? b->first : -1;
+		b->first = gi;
+	}
+
+	scan = table_beginscan(rel, d->estate->es_snapshot, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, oldslot))
+	{
+		MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(d->estate));
+		ImageBucket *b;
+		uint32		hash;
+
+		slot_getsomeattrs(oldslot, last);
+		for (int i = 0; i < set->ngroup; i++)
+		{
+			tvalues[i] = oldslot->tts_values[d->group_attno[i] - 1];
+			tnulls[i] = oldslot->tts_isnull[d->group_attno[i] - 1];
+		}
+		hash = image_hash(d, tvalues, tnulls);
+		b = hash_search(images, &hash, HASH_FIND, NULL);
+		for (int gi = b ? b->first : -1; gi >= 0; gi = next[gi])
+		{
+			int			i;
+
+			for (i = 0; i < set->ngroup; i++)
+			{
+				Form_pg_attribute att = TupleDescAttr(d->desc, d->group_attno[i] - 1);
+
+				if (tnulls[i] != gnulls[gi][i] ||
+					(!tnulls[i] && !datum_image_eq(tvalues[i], d->keyvals[gi][i],
+												   att->attbyval, att->attlen)))
+					break;
+			}
+			if (i == set->ngroup)
+			{
+				d->matched[gi] = true;
+				adjust_row(d, garr[gi], oldslot);
+				break;
+			}
+		}
+		MemoryContextSwitchTo(outer);
+		ResetPerTupleExprContext(d->estate);
+	}
+	table_endscan(scan);
+	hash_destroy(images);
+}
+
+/*
+ * Add the adjustments of groups to the table's rows (DirectApply): each
+ * row found through the table's key index, or, for groups that are many
+ * for the table (or without such an index), by one scan of the table.
+ * Returns the number of rows written, or -1 when the table needs the
+ * MERGE: triggers, row level security, columns other than the query's, or
+ * a type without + or a plain cast.
+ */
+static int64
+adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			indexid = key_index(rel, keys);
+	int			ncols = 0;
+	int			ngroups = list_length(groups);
+	double		tuples = rel->rd_rel->reltuples >= 0 ? rel->rd_rel->reltuples :
+		(double) RelationGetNumberOfBlocks(rel) * 100;
+	FmgrInfo   *group_in = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
+	Oid		   *group_ioparam = palloc(sizeof(Oid) * (set->ngroup + 1));
+	DirectApply d = {0};
+	RangeTblEntry *rte;
+	TupleTableSlot *oldslot;
+	MemoryContext work;
+	MemoryContext outer;
+	ListCell   *lc;
+
+	if (rel->trigdesc != NULL || rel->rd_rel->relrowsecurity)
+		return -1;
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			ncols++;
+	if (ncols != set->ngroup + set->nagg)
+		return -1;
+	d.set = set;
+	d.desc = desc;
+	d.group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
+	d.aggs = palloc0(sizeof(AggColumn) * (set->nagg + 1));
+	foreach(lc, set->a->group_outputs)
+	{
+		int			i = foreach_current_index(lc);
+		Form_pg_attribute att = named_column(desc, lfirst(lc));
+		Oid			infunc;
+
+		d.group_attno[i] = att->attnum;
+		getTypeInputInfo(att->atttypid, &infunc, &group_ioparam[i]);
+		fmgr_info(infunc, &group_in[i]);
+	}
+	foreach(lc, set->a->aggs)
+	{
+		MtDeltaAgg *agg = lfirst(lc);
+		int			i = foreach_current_index(lc);
+		Form_pg_attribute att = named_column(desc, agg->output);
+
+		if (att->atttypid != agg->output_type ||
+			!agg_column(&d.aggs[i], att->attnum, att->atttypid,
+						agg->kind == MT_AGG_SUM ? NUMERICOID : INT8OID))
+			return -1;
+		if (agg->kind == MT_AGG_COUNT_STAR && d.rows_attno == InvalidAttrNumber)
+			d.rows_attno = att->attnum;
+	}
+
+	/* what lives until the groups are applied; freed at the end */
+	work = AllocSetContextCreate(CurrentMemoryContext, "materialized_table in-place apply",
+								 ALLOCSET_DEFAULT_SIZES);
+	outer = MemoryContextSwitchTo(work);
+	d.keyvals = palloc(sizeof(Datum *) * (ngroups + 1));
+	d.matched = palloc0(sizeof(bool) * (ngroups + 1));
+	foreach(lc, groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		int			gi = foreach_current_index(lc);
+
+		d.keyvals[gi] = palloc(sizeof(Datum) * set->ngroup);
+		for (int i = 0; i < set->ngroup; i++)
+			d.keyvals[gi][i] = g->values[i] == NULL ? (Datum) 0 :
+				InputFunctionCall(&group_in[i], g->values[i], group_ioparam[i],
+								  TupleDescAttr(desc, d.group_attno[i] - 1)->atttypmod);
+	}
+
+	d.estate = CreateExecutorState();
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = MT_REFRESH_LOCKMODE;
+	ExecInitRangeTable(d.estate, list_make1(rte));
+	d.rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(d.rri, rel, 1, NULL, 0);
+	ExecOpenIndices(d.rri, false);
+	EvalPlanQualInit(&d.epq, d.estate, NULL, NIL, -1);
+	/* after the statements before it in this transaction, as they would be */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	d.estate->es_snapshot = GetActiveSnapshot();
+	d.estate->es_output_cid = GetCurrentCommandId(true);
+	oldslot = table_slot_create(rel, &d.estate->es_tupleTable);
+	d.newslot = table_slot_create(rel, &d.estate->es_tupleTable);
+
+	if (!OidIsValid(indexid) || (double) ngroups * SCAN_ROWS_PER_LOOKUP > tuples)
+		adjust_through_scan(&d, rel, groups, oldslot);
+	else
+		adjust_through_index(&d, rel, indexid, groups, oldslot);
+	/* new groups, after the search, which is then not bothered by their rows */
+	foreach(lc, groups)
+	{
+		int			gi = foreach_current_index(lc);
+
+		if (!d.matched[gi])
+		{
+			MemoryContextSwitchTo(GetPerTupleMemoryContext(d.estate));
+			insert_group(&d, lfirst(lc), gi);
+			MemoryContextSwitchTo(work);
+			ResetPerTupleExprContext(d.estate);
+		}
+	}
+
+	EvalPlanQualEnd(&d.epq);
+	ExecCloseIndices(d.rri);
+	ExecResetTupleTable(d.estate->es_tupleTable, false);
+	FreeExecutorState(d.estate);
 	PopActiveSnapshot();
 	CommandCounterIncrement();
-	return written;
+	MemoryContextSwitchTo(outer);
+	MemoryContextDelete(work);
+	return d.written;
 }
 
 /*
@@ -1646,8 +1829,9 @@ feed_groups(MtChainFeed *feed, MtDeltaSet *set, Relation rel, int sign)
 
 /*
  * mt_deltas_apply_in_place
- *		Add the adjustments to the table's own rows: found through its
- *		key index (adjust_rows_directly), or else by MERGEs (merge_groups).
+ *		Add the adjustments to the table's own rows: one by one, found
+ *		through its key index or by one scan of it (adjust_rows_directly),
+ *		or else by MERGEs (merge_groups).
  *		Returns the number of rows written, or -1 if they cannot be
  *		adjusted one by one (see mt_unique_beyond_keys): the caller
  *		recomputes instead.
