@@ -1634,6 +1634,8 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 	MemoryContext outer;
 	ListCell   *lc;
 
+	if (groups == NIL)
+		return 0;				/* not even a scan */
 	if (rel->trigdesc != NULL || rel->rd_rel->relrowsecurity)
 		return -1;
 	for (int i = 0; i < desc->natts; i++)
