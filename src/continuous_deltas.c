@@ -671,7 +671,8 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
  * mt_deltas_add_joined
  *		Rows of the delta source (in its column layout) that were added
  *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
- *		state_aggregates), joined with the other sources as they are now.  Groups the filter exclude names get nothing from them.
+ *		state_aggregates), joined with the other sources as they are now.
+ *		Groups the filter exclude names get nothing from them.
  */
 void
 mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)

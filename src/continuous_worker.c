@@ -1107,6 +1107,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		else
 		{
 			HeapTuple	tuples[2] = {oldtup, newtup};
+			HeapTuple	adjust;
 			bool		folded = false;
 			int			i;
 
@@ -1130,10 +1131,13 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 						execute_attr_map_tuple(tuples[i], in->to_source) :
 						heap_copytuple(tuples[i]);
 			if (oldtup && newtup && t->analysis->sum_only_columns &&
-				fold_update(t, t->changes_layout, tuples[0], tuples[1], &tuples[1]))
+				fold_update(t, t->changes_layout, tuples[0], tuples[1], &adjust))
 			{
 				/* one row for both, or none */
+				heap_freetuple(tuples[0]);
+				heap_freetuple(tuples[1]);
 				tuples[0] = NULL;
+				tuples[1] = adjust;
 				folded = true;
 			}
 			for (i = 0; i < 2; i++)
