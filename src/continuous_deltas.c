@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -50,6 +51,7 @@
 #include "continuous_chain.h"
 #include "continuous_deltas.h"
 #include "materialized_table.h"
+#include "row_cache.h"
 
 /*
  * A lookup of a group's row through the table's key index costs about as
@@ -1366,8 +1368,12 @@ typedef struct DirectApply
 	AttrNumber *group_attno;	/* group column -> the table's column */
 	AggColumn  *aggs;			/* aggregate -> how its column is adjusted */
 	AttrNumber	rows_attno;		/* a count(*) column */
+	DeltaGroup **groups;
 	Datum	  **keyvals;		/* per group, its values as the table's types */
+	bool	  **keynulls;		/* per group, which of them are NULL */
+	uint32	   *hashes;			/* per group, image_hash of its values */
 	bool	   *matched;		/* per group: its row was found */
+	MtRowCache *cache;			/* where the rows were last seen */
 	EState	   *estate;
 	ResultRelInfo *rri;
 	EPQState	epq;
@@ -1375,18 +1381,24 @@ typedef struct DirectApply
 	int64		written;
 } DirectApply;
 
-/* Add group g's adjustments to its row, in oldslot; delete it if no rows are left. */
+/*
+ * Add group gi's adjustments to its row, in oldslot; delete it if no rows
+ * are left.  The row's new place is remembered for the next cycle.
+ */
 static void
-adjust_row(DirectApply *d, DeltaGroup *g, TupleTableSlot *oldslot)
+adjust_row(DirectApply *d, int gi, TupleTableSlot *oldslot)
 {
+	DeltaGroup *g = d->groups[gi];
 	TupleTableSlot *newslot = d->newslot;
 	bool		isnull;
 	Datum		rows = slot_getattr(oldslot, d->rows_attno, &isnull);
 
+	d->matched[gi] = true;
 	d->written++;
 	if (!isnull && DatumGetInt64(rows) + g->rows <= 0)
 	{
 		ExecSimpleRelationDelete(d->rri, d->estate, &d->epq, oldslot);
+		mt_row_cache_forget(d->cache, d->hashes[gi]);
 		return;
 	}
 	ExecClearTuple(newslot);
@@ -1405,12 +1417,14 @@ adjust_row(DirectApply *d, DeltaGroup *g, TupleTableSlot *oldslot)
 	}
 	ExecStoreVirtualTuple(newslot);
 	ExecSimpleRelationUpdate(d->rri, d->estate, &d->epq, oldslot, newslot);
+	mt_row_cache_set(d->cache, d->hashes[gi], &newslot->tts_tid, true);
 }
 
 /* The row of group gi, which had none (if it has rows now). */
 static void
-insert_group(DirectApply *d, DeltaGroup *g, int gi)
+insert_group(DirectApply *d, int gi)
 {
+	DeltaGroup *g = d->groups[gi];
 	TupleTableSlot *newslot = d->newslot;
 
 	if (g->rows <= 0)
@@ -1432,15 +1446,17 @@ insert_group(DirectApply *d, DeltaGroup *g, int gi)
 	}
 	ExecStoreVirtualTuple(newslot);
 	ExecSimpleRelationInsert(d->rri, d->estate, newslot);
+	mt_row_cache_set(d->cache, d->hashes[gi], &newslot->tts_tid, true);
 	d->written++;
 }
 
 /*
- * Find each group's row through the table's key index (the index's
- * equality on each key column, IS NULL for NULL) and adjust it.
+ * Find the row of each group of pending (indexes of groups) through the
+ * table's key index (the index's equality on each key column, IS NULL for
+ * NULL) and adjust it.
  */
 static void
-adjust_through_index(DirectApply *d, Relation rel, Oid indexid, List *groups,
+adjust_through_index(DirectApply *d, Relation rel, Oid indexid, int *pending, int npending,
 					 TupleTableSlot *oldslot)
 {
 	MtDeltaSet *set = d->set;
@@ -1449,7 +1465,6 @@ adjust_through_index(DirectApply *d, Relation rel, Oid indexid, List *groups,
 	int		   *key_group = palloc(sizeof(int) * set->ngroup);	/* index column -> group column */
 	RegProcedure *key_eq = palloc(sizeof(RegProcedure) * set->ngroup);
 	IndexScanDesc scan;
-	ListCell   *lc;
 
 	for (int k = 0; k < set->ngroup; k++)
 	{
@@ -1463,16 +1478,15 @@ adjust_through_index(DirectApply *d, Relation rel, Oid indexid, List *groups,
 				 RelationGetRelationName(rel));
 	}
 	scan = index_beginscan(rel, index, d->estate->es_snapshot, set->ngroup, 0);
-	foreach(lc, groups)
+	for (int p = 0; p < npending; p++)
 	{
-		DeltaGroup *g = lfirst(lc);
-		int			gi = foreach_current_index(lc);
+		int			gi = pending[p];
 
 		for (int k = 0; k < set->ngroup; k++)
 		{
 			int			i = key_group[k];
 
-			if (g->values[i] == NULL)
+			if (d->keynulls[gi][i])
 				ScanKeyEntryInitialize(&skeys[k], SK_ISNULL | SK_SEARCHNULL, k + 1,
 									   InvalidStrategy, InvalidOid, InvalidOid, InvalidOid,
 									   (Datum) 0);
@@ -1487,8 +1501,7 @@ adjust_through_index(DirectApply *d, Relation rel, Oid indexid, List *groups,
 		{
 			MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(d->estate));
 
-			d->matched[gi] = true;
-			adjust_row(d, g, oldslot);
+			adjust_row(d, gi, oldslot);
 			MemoryContextSwitchTo(outer);
 			ResetPerTupleExprContext(d->estate);
 		}
@@ -1520,51 +1533,114 @@ image_hash(DirectApply *d, Datum *values, bool *nulls)
 }
 
 /*
- * Read the table once and adjust the row of each group it finds in the
- * groups' hash.  A row's group is matched by the images of its values
- * (datum_image_eq, as Memoize does): for the group columns of a table that
- * is its own state, equal values print alike (group_prints_alike) and are
- * stored alike.  The new row versions this writes are of the scan's own
- * command, so the scan does not see them.
+ * Are the group values of the row in slot (deformed up to them) those of
+ * group gi?  Compared by their images (datum_image_eq, as Memoize does):
+ * for the group columns of a table that is its own state, equal values
+ * print alike (group_prints_alike) and are stored alike.
+ */
+static bool
+row_of_group(DirectApply *d, TupleTableSlot *slot, int gi)
+{
+	for (int i = 0; i < d->set->ngroup; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(d->desc, d->group_attno[i] - 1);
+		int			c = d->group_attno[i] - 1;
+
+		if (slot->tts_isnull[c] != d->keynulls[gi][i] ||
+			(!slot->tts_isnull[c] && !datum_image_eq(slot->tts_values[c], d->keyvals[gi][i],
+													 att->attbyval, att->attlen)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Adjust the rows of the groups whose places the cache knows, and still
+ * finds them at; returns how many groups remain, their indexes in pending.
+ * A place that no longer holds its group's row is forgotten.  The page is
+ * pruned first, as an index scan or a scan of the table would: that frees
+ * the room of the row's dead versions for its new one (a HOT update).
+ */
+static int
+adjust_through_cache(DirectApply *d, Relation rel, int ngroups, int *pending,
+					 TupleTableSlot *oldslot)
+{
+	int			npending = 0;
+	AttrNumber	last = 0;
+
+	for (int i = 0; i < d->set->ngroup; i++)
+		last = Max(last, d->group_attno[i]);
+	for (int gi = 0; gi < ngroups; gi++)
+	{
+		ItemPointerData tid;
+		MemoryContext outer;
+		bool		found;
+		Buffer		buf;
+
+		if (!mt_row_cache_get(d->cache, d->hashes[gi], &tid))
+		{
+			pending[npending++] = gi;
+			continue;
+		}
+		outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(d->estate));
+		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(&tid));
+		heap_page_prune_opt(rel, buf);
+		ReleaseBuffer(buf);
+		found = table_tuple_fetch_row_version(rel, &tid, d->estate->es_snapshot, oldslot);
+		if (found)
+		{
+			slot_getsomeattrs(oldslot, last);
+			found = row_of_group(d, oldslot, gi);
+		}
+		if (found)
+			adjust_row(d, gi, oldslot);
+		else
+		{
+			mt_row_cache_forget(d->cache, d->hashes[gi]);
+			pending[npending++] = gi;
+		}
+		MemoryContextSwitchTo(outer);
+		ResetPerTupleExprContext(d->estate);
+	}
+	return npending;
+}
+
+/*
+ * Read the table once and adjust the row of each group of pending it
+ * finds in the groups' hash, remembering where every other row is.  The
+ * new row versions this writes are of the scan's own command, so the scan
+ * does not see them; it sees the old versions of rows adjusted before it
+ * in this command, whose new places are already remembered.
  */
 static void
-adjust_through_scan(DirectApply *d, Relation rel, List *groups, TupleTableSlot *oldslot)
+adjust_through_scan(DirectApply *d, Relation rel, int *pending, int npending,
+					TupleTableSlot *oldslot)
 {
 	MtDeltaSet *set = d->set;
-	int			ngroups = list_length(groups);
-	DeltaGroup **garr = palloc(sizeof(DeltaGroup *) * (ngroups + 1));
-	bool	  **gnulls = palloc(sizeof(bool *) * (ngroups + 1));
-	int		   *next = palloc(sizeof(int) * (ngroups + 1));
+	int		   *next = palloc(sizeof(int) * (npending + 1));
 	bool	   *tnulls = palloc(sizeof(bool) * (set->ngroup + 1));
 	Datum	   *tvalues = palloc(sizeof(Datum) * (set->ngroup + 1));
 	AttrNumber	last = 0;
 	HASHCTL		ctl;
 	HTAB	   *images;
 	TableScanDesc scan;
-	ListCell   *lc;
 
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(ImageBucket);
 	ctl.hcxt = CurrentMemoryContext;
-	images = hash_create("materialized_table in-place groups", ngroups, &ctl,
+	images = hash_create("materialized_table in-place groups", npending, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	for (int i = 0; i < set->ngroup; i++)
 		last = Max(last, d->group_attno[i]);
-	foreach(lc, groups)
+	for (int p = 0; p < npending; p++)
 	{
-		int			gi = foreach_current_index(lc);
-		uint32		hash;
+		int			gi = pending[p];
 		ImageBucket *b;
 		bool		found;
 
-		garr[gi] = lfirst(lc);
-		gnulls[gi] = palloc(sizeof(bool) * set->ngroup);
-		for (int i = 0; i < set->ngroup; i++)
-			gnulls[gi][i] = (garr[gi]->values[i] == NULL);
-		hash = image_hash(d, d->keyvals[gi], gnulls[gi]);
-		b = hash_search(images, &hash, HASH_ENTER, &found);
-		next[gi] = found ? b->first : -1;
-		b->first = gi;
+		b = hash_search(images, &d->hashes[gi], HASH_ENTER, &found);
+		next[p] = found ? b->first : -1;
+		b->first = p;
 	}
 
 	scan = table_beginscan(rel, d->estate->es_snapshot, 0, NULL);
@@ -1573,6 +1649,7 @@ adjust_through_scan(DirectApply *d, Relation rel, List *groups, TupleTableSlot *
 		MemoryContext outer = MemoryContextSwitchTo(GetPerTupleMemoryContext(d->estate));
 		ImageBucket *b;
 		uint32		hash;
+		int			p;
 
 		slot_getsomeattrs(oldslot, last);
 		for (int i = 0; i < set->ngroup; i++)
@@ -1582,26 +1659,13 @@ adjust_through_scan(DirectApply *d, Relation rel, List *groups, TupleTableSlot *
 		}
 		hash = image_hash(d, tvalues, tnulls);
 		b = hash_search(images, &hash, HASH_FIND, NULL);
-		for (int gi = b ? b->first : -1; gi >= 0; gi = next[gi])
-		{
-			int			i;
-
-			for (i = 0; i < set->ngroup; i++)
-			{
-				Form_pg_attribute att = TupleDescAttr(d->desc, d->group_attno[i] - 1);
-
-				if (tnulls[i] != gnulls[gi][i] ||
-					(!tnulls[i] && !datum_image_eq(tvalues[i], d->keyvals[gi][i],
-												   att->attbyval, att->attlen)))
-					break;
-			}
-			if (i == set->ngroup)
-			{
-				d->matched[gi] = true;
-				adjust_row(d, garr[gi], oldslot);
+		for (p = b ? b->first : -1; p >= 0; p = next[p])
+			if (row_of_group(d, oldslot, pending[p]))
 				break;
-			}
-		}
+		if (p >= 0)
+			adjust_row(d, pending[p], oldslot);
+		else
+			mt_row_cache_set(d->cache, hash, &oldslot->tts_tid, false);
 		MemoryContextSwitchTo(outer);
 		ResetPerTupleExprContext(d->estate);
 	}
@@ -1611,11 +1675,12 @@ adjust_through_scan(DirectApply *d, Relation rel, List *groups, TupleTableSlot *
 
 /*
  * Add the adjustments of groups to the table's rows (DirectApply): each
- * row found through the table's key index, or, for groups that are many
- * for the table (or without such an index), by one scan of the table.
- * Returns the number of rows written, or -1 when the table needs the
- * MERGE: triggers, row level security, columns other than the query's, or
- * a type without + or a plain cast.
+ * row found where the worker last wrote it (row_cache.c), else through the
+ * table's key index, or, for groups that are many for the table (or
+ * without such an index), by one scan of the table.  Returns the number
+ * of rows written, or -1 when the table needs the MERGE: triggers, row
+ * level security, columns other than the query's, or a type without + or
+ * a plain cast.
  */
 static int64
 adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
@@ -1634,6 +1699,8 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 	MemoryContext work;
 	MemoryContext outer;
 	ListCell   *lc;
+	int		   *pending;
+	int			npending;
 
 	if (groups == NIL)
 		return 0;				/* not even a scan */
@@ -1676,19 +1743,30 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 	work = AllocSetContextCreate(CurrentMemoryContext, "materialized_table in-place apply",
 								 ALLOCSET_DEFAULT_SIZES);
 	outer = MemoryContextSwitchTo(work);
+	d.groups = palloc(sizeof(DeltaGroup *) * (ngroups + 1));
 	d.keyvals = palloc(sizeof(Datum *) * (ngroups + 1));
+	d.keynulls = palloc(sizeof(bool *) * (ngroups + 1));
+	d.hashes = palloc(sizeof(uint32) * (ngroups + 1));
 	d.matched = palloc0(sizeof(bool) * (ngroups + 1));
+	pending = palloc(sizeof(int) * (ngroups + 1));
 	foreach(lc, groups)
 	{
 		DeltaGroup *g = lfirst(lc);
 		int			gi = foreach_current_index(lc);
 
+		d.groups[gi] = g;
 		d.keyvals[gi] = palloc(sizeof(Datum) * set->ngroup);
+		d.keynulls[gi] = palloc(sizeof(bool) * set->ngroup);
 		for (int i = 0; i < set->ngroup; i++)
+		{
+			d.keynulls[gi][i] = (g->values[i] == NULL);
 			d.keyvals[gi][i] = g->values[i] == NULL ? (Datum) 0 :
 				InputFunctionCall(&group_in[i], g->values[i], group_ioparam[i],
 								  TupleDescAttr(desc, d.group_attno[i] - 1)->atttypmod);
+		}
+		d.hashes[gi] = image_hash(&d, d.keyvals[gi], d.keynulls[gi]);
 	}
+	d.cache = mt_row_cache_open(rel);
 
 	d.estate = CreateExecutorState();
 	rte = makeNode(RangeTblEntry);
@@ -1709,19 +1787,19 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 	oldslot = table_slot_create(rel, &d.estate->es_tupleTable);
 	d.newslot = table_slot_create(rel, &d.estate->es_tupleTable);
 
-	if (!OidIsValid(indexid) || (double) ngroups * SCAN_ROWS_PER_LOOKUP > tuples)
-		adjust_through_scan(&d, rel, groups, oldslot);
-	else
-		adjust_through_index(&d, rel, indexid, groups, oldslot);
+	npending = adjust_through_cache(&d, rel, ngroups, pending, oldslot);
+	if (npending > 0 &&
+		(!OidIsValid(indexid) || (double) npending * SCAN_ROWS_PER_LOOKUP > tuples))
+		adjust_through_scan(&d, rel, pending, npending, oldslot);
+	else if (npending > 0)
+		adjust_through_index(&d, rel, indexid, pending, npending, oldslot);
 	/* new groups, after the search, which is then not bothered by their rows */
-	foreach(lc, groups)
+	for (int p = 0; p < npending; p++)
 	{
-		int			gi = foreach_current_index(lc);
-
-		if (!d.matched[gi])
+		if (!d.matched[pending[p]])
 		{
 			MemoryContextSwitchTo(GetPerTupleMemoryContext(d.estate));
-			insert_group(&d, lfirst(lc), gi);
+			insert_group(&d, pending[p]);
 			MemoryContextSwitchTo(work);
 			ResetPerTupleExprContext(d.estate);
 		}

@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_cache.c
+ *	  Where the rows of a table that is its own state were last seen.
+ *
+ * A maintenance cycle adjusts the rows of a few thousand groups of a table
+ * whose rows are its state.  Finding each through the table's key index
+ * costs a descent of the index per group, and finding many by reading the
+ * whole table costs the whole table; but the worker wrote each of these
+ * rows itself, and PostgreSQL told it where (the new version's TID).  This
+ * remembers that place, by the hash of the row's group values, for the
+ * next cycle.
+ *
+ * A remembered place is only a hint: the caller fetches the row there with
+ * its snapshot and compares its group values with the group's.  A row
+ * that is no longer there (updated by a refresh, the table vacuumed, the
+ * transaction that wrote it rolled back) or another group of the same hash
+ * fails that test, and the caller forgets the hint and looks the group up
+ * as before.  Places past the table's end (a VACUUM truncated it) are
+ * never returned; a new relfilenode (TRUNCATE, a rewrite) forgets all.
+ *
+ * The caches live in the process (the database's worker) until it exits,
+ * one per table, bounded by the table's size.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/bufmgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "row_cache.h"
+
+/*
+ * A table's cache is started anew past this many places per row of it (it
+ * keeps those of groups others deleted until then); rows are counted as
+ * at least ROWS_PER_PAGE per page, as reltuples lags a growing table.
+ */
+#define MAX_PLACES_PER_ROW	2
+#define MIN_PLACES			10000
+#define ROWS_PER_PAGE		100
+
+typedef struct RowPlace
+{
+	uint32		hash;			/* of the row's group values */
+	ItemPointerData tid;
+} RowPlace;
+
+struct MtRowCache
+{
+	Oid			relid;			/* key */
+	RelFileNode node;			/* of the places */
+	HTAB	   *places;
+	BlockNumber nblocks;		/* the table's, when opened */
+};
+
+/* the process's caches, by table; in TopMemoryContext */
+static HTAB *row_caches = NULL;
+
+static void
+reset_places(MtRowCache *cache, Relation rel)
+{
+	HASHCTL		ctl;
+
+	if (cache->places)
+		hash_destroy(cache->places);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(RowPlace);
+	ctl.hcxt = TopMemoryContext;
+	cache->places = hash_create("materialized_table row places", 1024, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	cache->node = rel->rd_node;
+}
+
+/*
+ * mt_row_cache_open
+ *		The cache of rel's row places, emptied if rel's storage changed or
+ *		the cache grew past what the table's rows need.
+ */
+MtRowCache *
+mt_row_cache_open(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	MtRowCache *cache;
+	bool		found;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	double		rows = Max(rel->rd_rel->reltuples, (double) nblocks * ROWS_PER_PAGE);
+
+	if (row_caches == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(MtRowCache);
+		ctl.hcxt = TopMemoryContext;
+		row_caches = hash_create("materialized_table row caches", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	cache = hash_search(row_caches, &relid, HASH_ENTER, &found);
+	if (!found)
+		cache->places = NULL;
+	if (!found || !RelFileNodeEquals(cache->node, rel->rd_node) ||
+		hash_get_num_entries(cache->places) > Max(rows * MAX_PLACES_PER_ROW, MIN_PLACES))
+		reset_places(cache, rel);
+	cache->nblocks = nblocks;
+	return cache;
+}
+
+/* Where a row of this hash was last seen, if in the table as it is. */
+bool
+mt_row_cache_get(MtRowCache *cache, uint32 hash, ItemPointer tid)
+{
+	RowPlace   *p = hash_search(cache->places, &hash, HASH_FIND, NULL);
+
+	if (p == NULL || ItemPointerGetBlockNumber(&p->tid) >= cache->nblocks)
+		return false;
+	*tid = p->tid;
+	return true;
+}
+
+/* A row of this hash is at tid (replace: even if another place is known). */
+void
+mt_row_cache_set(MtRowCache *cache, uint32 hash, ItemPointer tid, bool replace)
+{
+	bool		found;
+	RowPlace   *p = hash_search(cache->places, &hash, HASH_ENTER, &found);
+
+	if (!found || replace)
+		p->tid = *tid;
+}
+
+void
+mt_row_cache_forget(MtRowCache *cache, uint32 hash)
+{
+	hash_search(cache->places, &hash, HASH_REMOVE, NULL);
+}
