@@ -1366,6 +1366,7 @@ typedef struct DirectApply
 	MtDeltaSet *set;
 	TupleDesc	desc;
 	AttrNumber *group_attno;	/* group column -> the table's column */
+	AttrNumber	last_group_attno;	/* the last of them in the table */
 	AggColumn  *aggs;			/* aggregate -> how its column is adjusted */
 	AttrNumber	rows_attno;		/* a count(*) column */
 	DeltaGroup **groups;
@@ -1566,10 +1567,7 @@ adjust_through_cache(DirectApply *d, Relation rel, int ngroups, int *pending,
 					 TupleTableSlot *oldslot)
 {
 	int			npending = 0;
-	AttrNumber	last = 0;
 
-	for (int i = 0; i < d->set->ngroup; i++)
-		last = Max(last, d->group_attno[i]);
 	for (int gi = 0; gi < ngroups; gi++)
 	{
 		ItemPointerData tid;
@@ -1589,7 +1587,7 @@ adjust_through_cache(DirectApply *d, Relation rel, int ngroups, int *pending,
 		found = table_tuple_fetch_row_version(rel, &tid, d->estate->es_snapshot, oldslot);
 		if (found)
 		{
-			slot_getsomeattrs(oldslot, last);
+			slot_getsomeattrs(oldslot, d->last_group_attno);
 			found = row_of_group(d, oldslot, gi);
 		}
 		if (found)
@@ -1620,7 +1618,6 @@ adjust_through_scan(DirectApply *d, Relation rel, int *pending, int npending,
 	int		   *next = palloc(sizeof(int) * (npending + 1));
 	bool	   *tnulls = palloc(sizeof(bool) * (set->ngroup + 1));
 	Datum	   *tvalues = palloc(sizeof(Datum) * (set->ngroup + 1));
-	AttrNumber	last = 0;
 	HASHCTL		ctl;
 	HTAB	   *images;
 	TableScanDesc scan;
@@ -1630,8 +1627,6 @@ adjust_through_scan(DirectApply *d, Relation rel, int *pending, int npending,
 	ctl.hcxt = CurrentMemoryContext;
 	images = hash_create("materialized_table in-place groups", npending, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	for (int i = 0; i < set->ngroup; i++)
-		last = Max(last, d->group_attno[i]);
 	for (int p = 0; p < npending; p++)
 	{
 		int			gi = pending[p];
@@ -1651,7 +1646,7 @@ adjust_through_scan(DirectApply *d, Relation rel, int *pending, int npending,
 		uint32		hash;
 		int			p;
 
-		slot_getsomeattrs(oldslot, last);
+		slot_getsomeattrs(oldslot, d->last_group_attno);
 		for (int i = 0; i < set->ngroup; i++)
 		{
 			tvalues[i] = oldslot->tts_values[d->group_attno[i] - 1];
@@ -1722,6 +1717,7 @@ adjust_rows_directly(MtDeltaSet *set, Relation rel, List *keys, List *groups)
 		Oid			infunc;
 
 		d.group_attno[i] = att->attnum;
+		d.last_group_attno = Max(d.last_group_attno, att->attnum);
 		getTypeInputInfo(att->atttypid, &infunc, &group_ioparam[i]);
 		fmgr_info(infunc, &group_in[i]);
 	}

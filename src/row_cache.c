@@ -20,16 +20,20 @@
  * never returned; a new relfilenode (TRUNCATE, a rewrite) forgets all.
  *
  * The caches live in the process (the database's worker) until it exits,
- * one per table, bounded by the table's size.
+ * one per table, bounded by the table's size and by maintenance_work_mem
+ * (past which new places are not remembered: their rows are looked up).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_am.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "row_cache.h"
 
@@ -41,6 +45,9 @@
 #define MAX_PLACES_PER_ROW	2
 #define MIN_PLACES			10000
 #define ROWS_PER_PAGE		100
+
+/* memory of one place: the entry, its hash element and bucket */
+#define PLACE_BYTES			40
 
 typedef struct RowPlace
 {
@@ -54,6 +61,7 @@ struct MtRowCache
 	RelFileNode node;			/* of the places */
 	HTAB	   *places;
 	BlockNumber nblocks;		/* the table's, when opened */
+	long		max_places;		/* in maintenance_work_mem */
 };
 
 /* the process's caches, by table; in TopMemoryContext */
@@ -75,9 +83,32 @@ reset_places(MtRowCache *cache, Relation rel)
 }
 
 /*
+ * Drop the caches of tables that no longer exist (when a new one starts:
+ * a worker that outlives many tables does not keep their places).
+ */
+static void
+forget_dropped_tables(void)
+{
+	HASH_SEQ_STATUS status;
+	MtRowCache *cache;
+
+	hash_seq_init(&status, row_caches);
+	while ((cache = hash_seq_search(&status)) != NULL)
+	{
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(cache->relid)))
+			continue;
+		if (cache->places)
+			hash_destroy(cache->places);
+		hash_search(row_caches, &cache->relid, HASH_REMOVE, NULL);
+	}
+}
+
+/*
  * mt_row_cache_open
  *		The cache of rel's row places, emptied if rel's storage changed or
- *		the cache grew past what the table's rows need.
+ *		the cache grew past what the table's rows need; NULL if rel is not
+ *		a heap (the places are heap TIDs, and the caller prunes their pages).
+ *		The other functions take NULL for a cache that knows nothing.
  */
 MtRowCache *
 mt_row_cache_open(Relation rel)
@@ -88,6 +119,8 @@ mt_row_cache_open(Relation rel)
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	double		rows = Max(rel->rd_rel->reltuples, (double) nblocks * ROWS_PER_PAGE);
 
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+		return NULL;
 	if (row_caches == NULL)
 	{
 		HASHCTL		ctl;
@@ -98,6 +131,8 @@ mt_row_cache_open(Relation rel)
 		row_caches = hash_create("materialized_table row caches", 16, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
+	if (hash_search(row_caches, &relid, HASH_FIND, NULL) == NULL)
+		forget_dropped_tables();
 	cache = hash_search(row_caches, &relid, HASH_ENTER, &found);
 	if (!found)
 		cache->places = NULL;
@@ -105,6 +140,7 @@ mt_row_cache_open(Relation rel)
 		hash_get_num_entries(cache->places) > Max(rows * MAX_PLACES_PER_ROW, MIN_PLACES))
 		reset_places(cache, rel);
 	cache->nblocks = nblocks;
+	cache->max_places = (long) maintenance_work_mem * 1024L / PLACE_BYTES;
 	return cache;
 }
 
@@ -112,7 +148,7 @@ mt_row_cache_open(Relation rel)
 bool
 mt_row_cache_get(MtRowCache *cache, uint32 hash, ItemPointer tid)
 {
-	RowPlace   *p = hash_search(cache->places, &hash, HASH_FIND, NULL);
+	RowPlace   *p = cache ? hash_search(cache->places, &hash, HASH_FIND, NULL) : NULL;
 
 	if (p == NULL || ItemPointerGetBlockNumber(&p->tid) >= cache->nblocks)
 		return false;
@@ -125,8 +161,19 @@ void
 mt_row_cache_set(MtRowCache *cache, uint32 hash, ItemPointer tid, bool replace)
 {
 	bool		found;
-	RowPlace   *p = hash_search(cache->places, &hash, HASH_ENTER, &found);
+	RowPlace   *p;
 
+	if (cache == NULL)
+		return;
+	if (hash_get_num_entries(cache->places) >= cache->max_places)
+	{
+		/* full: only places already remembered are moved */
+		p = hash_search(cache->places, &hash, HASH_FIND, NULL);
+		if (p && replace)
+			p->tid = *tid;
+		return;
+	}
+	p = hash_search(cache->places, &hash, HASH_ENTER, &found);
 	if (!found || replace)
 		p->tid = *tid;
 }
@@ -134,5 +181,6 @@ mt_row_cache_set(MtRowCache *cache, uint32 hash, ItemPointer tid, bool replace)
 void
 mt_row_cache_forget(MtRowCache *cache, uint32 hash)
 {
-	hash_search(cache->places, &hash, HASH_REMOVE, NULL);
+	if (cache)
+		hash_search(cache->places, &hash, HASH_REMOVE, NULL);
 }
