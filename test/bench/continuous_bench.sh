@@ -42,8 +42,11 @@
 #    each view is refreshed as the first reader of an update of its own
 #    (the tables suspended meanwhile) and again right after the cycle, on
 #    its data.  Autovacuum of orders is off in this phase (a VACUUM
-#    precedes each update), so that it falls on neither side.  Also shown:
-#    the time from the commit to the change being visible in the table.
+#    precedes each update), so that it falls on neither side.  N = 1,000
+#    and N = 2,000,000 are measured three times; for the latter, whose two
+#    sides each vary by a third from run to run on a busy machine, the
+#    medians are compared too.  Also shown: the time from the commit to
+#    the change being visible in the table.
 #
 # Environment:
 #   PGHOST/PGPORT  use this running server (must preload the extension with
@@ -135,6 +138,19 @@ BEGIN
         COMMIT;
         PERFORM pg_sleep(pause * random());
     END LOOP;
+END \$\$;
+-- ms from t0 until both tables show the marker order of customer -k,
+-- polled by this one session (a new connection per poll would load the
+-- machine the cycle being timed runs on); NULL after 120 s
+CREATE FUNCTION marker_visible_after(t0 timestamptz, k int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+BEGIN
+    WHILE clock_timestamp() < t0 + interval '120 s' LOOP
+        IF EXISTS (SELECT FROM totals WHERE customer_id = -k) AND EXISTS (SELECT FROM joined WHERE $JOIN_MARK) THEN
+            RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    RETURN NULL;
 END \$\$;
 SQL
 
@@ -291,14 +307,8 @@ if has_phase 3; then
     # until both tables show a marker committed now; prints the ms since T0
     wait_visible() {
         local seen=
-        q "INSERT INTO orders (customer_id, ds, amount) VALUES (-99999, date '2100-01-01' - 99999, 1)" >/dev/null
-        for _ in $(seq 1 12000); do
-            seen=$(q "SELECT extract(epoch FROM clock_timestamp() - '$1'::timestamptz) * 1000
-                       WHERE EXISTS (SELECT FROM totals WHERE customer_id = -99999)
-                         AND EXISTS (SELECT FROM joined, (SELECT 99999 AS k) m WHERE ${JOIN_MARK//+ k/- k})")
-            [ -n "$seen" ] && break
-            sleep 0.01
-        done
+        q "INSERT INTO orders (customer_id, ds, amount) VALUES (-99999, date '2100-01-01' + 99999, 1)" >/dev/null
+        seen=$(q "SELECT marker_visible_after('$1', 99999)")
         q "DELETE FROM orders WHERE customer_id = -99999" >/dev/null
         echo "${seen:-timeout}"
     }
@@ -334,7 +344,10 @@ if has_phase 3; then
     # case for the view): the ratio is shown against both.
     printf '  %-9s %-8s %10s %14s %8s %14s %8s %9s %14s\n' N table "cycle ms" \
         "RMV first ms" "/ first" "RMV after ms" "/ after" rows "visible after"
-    for n in 1000 1000 1000 20000 200000 2000000; do
+    # the largest N three times: its two sides vary by a third from run to
+    # run on a busy machine, so the target is judged on their medians
+    declare -A BIG_CYCLE=() BIG_FIRST=()
+    for n in 1000 1000 1000 20000 200000 2000000 2000000 2000000; do
         first_totals=$rmv_totals first_region=$rmv_region
         if [ "$n" -gt 1000 ]; then
             suspend_tables SUSPEND
@@ -353,9 +366,20 @@ if has_phase 3; then
             if [ "$tbl" = totals ]; then first=$first_totals after=$rmv_totals
             else first=$first_region after=$rmv_region; fi
             [ "$seen" = timeout ] || seen=$(printf '%.0f ms' "$seen")
+            if [ "$n" = 2000000 ]; then
+                BIG_CYCLE[$tbl]+="$ms "
+                BIG_FIRST[$tbl]+="$first "
+            fi
             printf '  %-9s %-8s %10s %14.1f %8s %14.1f %8s %9s %14s\n' "$n" "$tbl" "$ms" \
                 "$first" "$(ratio "$ms" "$first")" "$after" "$(ratio "$ms" "$after")" "$rows" "$seen"
         done <<<"$results"
+    done
+    for tbl in totals joined; do
+        [ -n "${BIG_CYCLE[$tbl]:-}" ] || continue
+        mc=$(printf '%s\n' ${BIG_CYCLE[$tbl]} | median)
+        mf=$(printf '%s\n' ${BIG_FIRST[$tbl]} | median)
+        printf '  N = 2000000, %s: median cycle %.1f ms, median RMV first %.1f ms, ratio of medians %s\n' \
+            "$tbl" "$mc" "$mf" "$(ratio "$mc" "$mf")"
     done
     q "ALTER TABLE orders RESET (autovacuum_enabled)" >/dev/null
     echo "  targets: N = 1000 at most 1/20 = 0.050 of RMV; any N at most 1.1 (of RMV first to read the rows, as the cycle is)"
