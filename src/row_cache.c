@@ -74,6 +74,7 @@ reset_places(MtRowCache *cache, Relation rel)
 
 	if (cache->places)
 		hash_destroy(cache->places);
+	cache->places = NULL;		/* if hash_create fails, the next open starts again */
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(RowPlace);
 	ctl.hcxt = TopMemoryContext;
@@ -116,11 +117,13 @@ mt_row_cache_open(Relation rel)
 	Oid			relid = RelationGetRelid(rel);
 	MtRowCache *cache;
 	bool		found;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	double		rows = Max(rel->rd_rel->reltuples, (double) nblocks * ROWS_PER_PAGE);
+	BlockNumber nblocks;
+	double		rows;
 
 	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID)
 		return NULL;
+	nblocks = RelationGetNumberOfBlocks(rel);
+	rows = Max(rel->rd_rel->reltuples, (double) nblocks * ROWS_PER_PAGE);
 	if (row_caches == NULL)
 	{
 		HASHCTL		ctl;
@@ -136,7 +139,7 @@ mt_row_cache_open(Relation rel)
 	cache = hash_search(row_caches, &relid, HASH_ENTER, &found);
 	if (!found)
 		cache->places = NULL;
-	if (!found || !RelFileNodeEquals(cache->node, rel->rd_node) ||
+	if (!found || cache->places == NULL || !RelFileNodeEquals(cache->node, rel->rd_node) ||
 		hash_get_num_entries(cache->places) > Max(rows * MAX_PLACES_PER_ROW, MIN_PLACES))
 		reset_places(cache, rel);
 	cache->nblocks = nblocks;
