@@ -10,6 +10,12 @@ INSERT INTO fr.events VALUES
     ('2024-05-31', '10', 1), ('2024-06-01', '08', 10), ('2024-06-01', '09', 20),
     ('2024-01-01', '22', 100), ('2024-01-01', '23', 200), ('2024-01-02', '00', 300);
 
+-- The tables' pg_cron jobs are paused after each statement that makes
+-- them active: this file drives the runs itself (scheduled_refresh with
+-- chosen trigger times), and a job firing at a minute a freshness names
+-- would add a run to the histories it prints.
+\set pause_jobs 'SELECT count(cron.alter_job(jobid, active := false)) FROM cron.job WHERE jobname LIKE ''materialized_table refresh fr.%'' AND active'
+
 -- the history of one table, without times or IDs
 CREATE FUNCTION fr.history(t regclass)
 RETURNS TABLE (trigger text, partition text, status text, rows bigint, error text)
@@ -27,6 +33,7 @@ SELECT materialized_table.execute($$
     WITH ('partition.fields.ds.date-formatter' = 'yyyy-MM-dd')
     FRESHNESS = INTERVAL '1' DAY REFRESH_MODE = FULL
     AS SELECT ds, sum(amount) AS total, count(*) AS n FROM fr.events GROUP BY ds $$);
+:pause_jobs \g /dev/null
 UPDATE fr.events SET amount = amount + 1000;
 SELECT materialized_table.scheduled_refresh('fr.daily', '2024-06-02 00:00:00+00');
 SELECT * FROM fr.daily ORDER BY ds;
@@ -60,6 +67,7 @@ SELECT materialized_table.execute($$
           'partition.fields.hh.date-formatter' = 'HH')
     FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL
     AS SELECT ds, hh, sum(amount) AS total FROM fr.events GROUP BY ds, hh $$);
+:pause_jobs \g /dev/null
 UPDATE fr.events SET amount = amount + 1000;
 SELECT materialized_table.scheduled_refresh('fr.hourly', '2024-01-02 00:00:00+00');
 SELECT * FROM fr.hourly WHERE ds LIKE '2024-01-%' ORDER BY ds, hh;
@@ -73,6 +81,7 @@ SELECT materialized_table.execute($$
     WITH ('partition.fields.period.date-formatter' = 'yyyyMMdd''T''HHmm')
     FRESHNESS = INTERVAL '15' MINUTE REFRESH_MODE = FULL
     AS SELECT '20240601T0815'::text AS period, 1 AS one $$);
+:pause_jobs \g /dev/null
 SELECT materialized_table.scheduled_refresh('fr.stamped', '2024-06-01 08:30:00+00');
 SELECT partition, status, rows FROM fr.history('fr.stamped');
 
@@ -81,6 +90,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE fr.whole
     FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL
     AS SELECT ds, sum(amount) AS total FROM fr.events GROUP BY ds $$);
+:pause_jobs \g /dev/null
 UPDATE fr.events SET amount = amount - 2000;
 SELECT materialized_table.scheduled_refresh('fr.whole', '2024-01-02 00:00:00+00');
 SELECT * FROM fr.whole ORDER BY ds;
@@ -104,6 +114,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE fr.ratios (PRIMARY KEY (id) NOT ENFORCED)
     FRESHNESS = INTERVAL '10' MINUTE REFRESH_MODE = FULL
     AS SELECT id, 100 / v AS ratio FROM fr.nums $$);
+:pause_jobs \g /dev/null
 SELECT last_refresh_time AS ratios_refreshed FROM materialized_table.materialized_tables
  WHERE table_name = 'fr.ratios'::regclass \gset
 INSERT INTO fr.nums VALUES (3, 0);
@@ -145,11 +156,13 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE fr.workers
     FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL
     AS SELECT current_setting('max_parallel_workers_per_gather') AS parallel_workers $$);
+:pause_jobs \g /dev/null
 SELECT * FROM fr.workers;
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE fr.workers SUSPEND');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE fr.workers REFRESH');
 SELECT trigger, status FROM fr.history('fr.workers');
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE fr.workers RESUME WITH ('sink.parallelism' = '4')$$);
+:pause_jobs \g /dev/null
 SELECT materialized_table.scheduled_refresh('fr.workers', '2024-06-01 12:00:00+00');
 SELECT * FROM fr.workers;
 SELECT options, materialized_table.show_create(table_name) LIKE '%parallelism%' AS shown
@@ -157,6 +170,7 @@ SELECT options, materialized_table.show_create(table_name) LIKE '%parallelism%' 
 SHOW max_parallel_workers_per_gather;
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE fr.workers SUSPEND');
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE fr.workers RESUME');
+:pause_jobs \g /dev/null
 SELECT materialized_table.scheduled_refresh('fr.workers', '2024-06-01 13:00:00+00');
 SELECT * FROM fr.workers;
 
@@ -167,6 +181,7 @@ SELECT materialized_table.execute($$
   ALTER MATERIALIZED TABLE fr.daily
     AS SELECT ds, sum(amount) AS total, count(*) AS n, max(amount) AS biggest
          FROM fr.events GROUP BY ds $$);
+:pause_jobs \g /dev/null
 SELECT * FROM fr.daily ORDER BY ds;
 SELECT materialized_table.scheduled_refresh('fr.daily', '2024-06-02 00:00:00+00');
 SELECT * FROM fr.daily ORDER BY ds;
@@ -174,6 +189,7 @@ SELECT * FROM fr.daily ORDER BY ds;
 SELECT materialized_table.execute($$
   ALTER MATERIALIZED TABLE fr.whole
     AS SELECT ds, sum(amount) AS total, count(*) AS n FROM fr.events GROUP BY ds $$);
+:pause_jobs \g /dev/null
 SELECT materialized_table.scheduled_refresh('fr.whole', '2024-01-02 01:00:00+00');
 SELECT * FROM fr.whole ORDER BY ds;
 
