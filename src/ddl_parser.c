@@ -1663,13 +1663,19 @@ tokenize(MtParser *p)
 				restart = at;
 				break;
 			}
-			if (type == ICONST)
+			/*
+			 * What the scanner sets depends on the token: an integer for
+			 * ICONST and PARAM, a string for the others that carry a value,
+			 * a keyword for keywords, nothing for the rest (yylval is a
+			 * union: reading the wrong member is reading garbage).
+			 */
+			if (type == ICONST || type == PARAM)
 				t->ival = yylval.ival;
 			else if (type == IDENT || type == SCONST || type == FCONST ||
 					 type == Op || type == BCONST || type == XCONST ||
-					 type == PARAM || type == UIDENT || type == USCONST)
+					 type == UIDENT || type == USCONST)
 			{
-				t->str = yylval.str ? pstrdup(yylval.str) : NULL;
+				t->str = pstrdup(yylval.str);
 				t->quoted = (type == IDENT && (p->buf[at] == '"' ||
 											   p->buf[at] == 'U' ||
 											   p->buf[at] == 'u'));
@@ -1688,8 +1694,11 @@ tokenize(MtParser *p)
 					*w = '\0';
 				}
 			}
-			else if (type >= 0 && type < 256)
-				 /* single-character token */ ;
+			else if (type < 256 || type == TYPECAST || type == DOT_DOT ||
+					 type == COLON_EQUALS || type == EQUALS_GREATER ||
+					 type == LESS_EQUALS || type == GREATER_EQUALS ||
+					 type == NOT_EQUALS)
+				 /* a character or an operator the grammar knows by name */ ;
 			else
 				t->keyword = yylval.keyword;
 		}
