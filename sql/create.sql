@@ -127,6 +127,15 @@ SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id, y AS 
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (id AS 1) AS SELECT id FROM src');
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS 1 AS y) AS SELECT id FROM src');
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS ) AS SELECT id FROM src');
+-- one expression and nothing more: no clause of a query around it
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id + 1 OFFSET 1) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id + 1 LIMIT 1) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id + 1 FOR UPDATE) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id + 1 ORDER BY 1) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id + 1 WHERE true) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS id INTO y) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (x AS DISTINCT id) AS SELECT id FROM src');
+SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (t, WATERMARK FOR t AS t OFFSET 1) AS SELECT now() AS t');
 SELECT materialized_table.execute('CREATE MATERIALIZED TABLE c13 (PRIMARY KEY (x) NOT ENFORCED, x AS id + 1) AS SELECT id FROM src');
 SELECT to_regclass('c13');
 

@@ -445,8 +445,11 @@ trimmed_text(MtParser *p, int start, int end)
  * parse_expression
  *		Hand the tokens [from, to) to PostgreSQL's parser as one expression.
  *
- * The blanked copy starts with "SELECT", which fits because every
- * expression here follows at least "CREATE ... (" in the statement.
+ * PL/pgSQL's expression mode of the grammar parses the text as the target
+ * list of a SELECT with its optional clauses; anything but one unnamed
+ * target (FROM, WHERE, OFFSET, FOR UPDATE, a second column, ...) is
+ * refused here, pointing at the expression, rather than by the SQL that
+ * is later built around it.
  */
 static Node *
 parse_expression(MtParser *p, int from, int to, char **text)
@@ -456,27 +459,26 @@ parse_expression(MtParser *p, int from, int to, char **text)
 	char	   *copy;
 	List	   *raw;
 	SelectStmt *select;
+	SelectStmt *rest;
 	ResTarget  *target;
 
 	if (from >= to)
 		syntax_error(p, "an expression");
-	Assert(start >= 7);
 	while (end > start && isspace((unsigned char) p->buf[end - 1]))
 		end--;
-	copy = blank_outside(p, start, end, "SELECT ");
+	copy = blank_outside(p, start, end, NULL);
 	copy[end] = '\0';
-	raw = raw_parser(copy, RAW_PARSE_DEFAULT);
-	if (list_length(raw) != 1 ||
-		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
-		goto bad;
+	raw = raw_parser(copy, RAW_PARSE_PLPGSQL_EXPR);
 	select = (SelectStmt *) ((RawStmt *) linitial(raw))->stmt;
-	if (list_length(select->targetList) != 1 || select->fromClause ||
-		select->whereClause || select->groupClause || select->havingClause ||
-		select->sortClause || select->limitCount || select->distinctClause ||
-		select->windowClause || select->valuesLists || select->op != SETOP_NONE)
+	if (list_length(select->targetList) != 1)
 		goto bad;
 	target = linitial_node(ResTarget, select->targetList);
 	if (target->name != NULL)
+		goto bad;
+	/* nothing but that target */
+	rest = copyObject(select);
+	rest->targetList = NIL;
+	if (!equal(rest, makeNode(SelectStmt)))
 		goto bad;
 	*text = trimmed_text(p, start, end);
 	return target->val;
