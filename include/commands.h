@@ -53,6 +53,9 @@ extern Oid	mt_resolve_namespace(MtStatement *st, MtQualifiedName *name);
 extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok);
 extern void mt_check_owner(Oid relid);
 extern char *mt_qualified_name(Oid relid);
+extern char *mt_type_sql(Oid typid, int32 typmod);
+extern char *mt_equality_sql(Oid typid);
+extern bool mt_equality_is_builtin(Oid typid);
 extern char *mt_name_list_text(List *names);
 extern Oid	mt_table_owner(Oid relid);
 extern Query *mt_analyze_query(MtStatement *st, MtQuery *query);
@@ -69,7 +72,8 @@ extern bool mt_is_storage_option(const char *key);
 extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,
 								   Oid relid);
 extern List *mt_primary_key_columns(Oid relid);
-extern void mt_sync_query_view_owner(Oid relid);
+extern void mt_sync_hidden_privileges(Oid relid);
+extern void mt_grant_hidden_object(Oid relid, Oid hidden, bool write);
 extern void mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner);
 extern void mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns,
 								const char *clause);

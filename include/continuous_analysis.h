@@ -73,6 +73,8 @@ typedef struct MtDeltaAgg
 
 typedef struct MtAnalysis
 {
+	Oid			owner;			/* the table's owner when it was analyzed:
+								 * the query's code runs as this role */
 	MtStrategy	strategy;
 	char	   *reason;			/* a sentence: how, or why not incremental */
 	bool		poll;			/* recompute every freshness period */

@@ -4,7 +4,8 @@
  *	  The DELTAS strategy: per-group counters adjusted by changed rows.
  *
  * A table maintained by deltas has two hidden objects in the internal
- * schema, both part of the table (dropped with it) and owned by its owner:
+ * schema, both part of the table (dropped with it), owned by the extension's
+ * owner and usable by the table's (see grant_to_owner in command_common.c):
  *
  *	  state_<oid>	one row per group: the group's columns, its row count
  *					(__mt_rows) and, per aggregate, the sum of its argument

@@ -56,6 +56,10 @@ typedef struct MtSavedUser
 extern void mt_as_extension_owner_begin(MtSavedUser *saved);
 extern void mt_as_extension_owner_end(MtSavedUser *saved);
 
+/* search_path = pg_catalog, pg_temp for the extension's own SQL */
+extern int	mt_pin_search_path(void);
+extern void mt_unpin_search_path(int nestlevel);
+
 /*
  * The extension's own writes and DDL on MTs pass the guards only while
  * mt_internal_depth > 0.  Use MT_INTERNAL_BEGIN/END around them; the depth

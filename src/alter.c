@@ -86,13 +86,6 @@ find_column(Oid relid, const char *name)
 	return result;
 }
 
-static char *
-type_sql(Oid typid, int32 typmod)
-{
-	return format_type_extended(typid, typmod,
-								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
-}
-
 /* ---------------------------------------------------------------------
  * SUSPEND, RESUME, REFRESH
  * ---------------------------------------------------------------------
@@ -321,7 +314,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 		MtQueryColumn *nc = list_nth(new_cols, i);
 
 		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", mt_qualified_name(relid),
-						   quote_identifier(nc->name), type_sql(nc->typid, nc->typmod)));
+						   quote_identifier(nc->name), mt_type_sql(nc->typid, nc->typmod)));
 	}
 
 	mt->definition_query = q->text;
@@ -458,14 +451,14 @@ add_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 			mt_expression_type(st, col->expr_location, col->expr_text, table,
 							   "computed column expressions", true, &typid, &typmod, NULL);
 			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
-							   table, quote_identifier(col->name), type_sql(typid, typmod),
+							   table, quote_identifier(col->name), mt_type_sql(typid, typmod),
 							   col->expr_text));
 			break;
 		case MT_COLUMN_METADATA:
 			{
 				check_metadata_column(st, col, &typid, &typmod);
 				table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", table,
-								   quote_identifier(col->name), type_sql(typid, typmod)));
+								   quote_identifier(col->name), mt_type_sql(typid, typmod)));
 				/* the rows there were written by the last refresh */
 				if (mt->last_refresh_time != 0)
 				{
@@ -474,7 +467,7 @@ add_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 					mt_spi_exec(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
 										 table, quote_identifier(col->name),
 										 quote_literal_cstr(timestamptz_to_str(mt->last_refresh_time)),
-										 type_sql(typid, typmod)), SPI_OK_UPDATE);
+										 mt_type_sql(typid, typmod)), SPI_OK_UPDATE);
 					mt_internal_depth--;
 					SPI_finish();
 				}
@@ -538,7 +531,7 @@ modify_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 						   "computed column expressions", true, &typid, &typmod, NULL);
 		table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
 		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s GENERATED ALWAYS AS (\n%s\n) STORED",
-						   table, quote_identifier(col->name), type_sql(typid, typmod),
+						   table, quote_identifier(col->name), mt_type_sql(typid, typmod),
 						   col->expr_text));
 		ereport(NOTICE,
 				(errmsg("computed column \"%s\" is now the last column of \"%s\"",
@@ -555,15 +548,15 @@ modify_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 		{
 			table_ddl(psprintf("ALTER TABLE %s DROP COLUMN %s", table, quote_identifier(col->name)));
 			table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", table,
-							   quote_identifier(col->name), type_sql(typid, typmod)));
+							   quote_identifier(col->name), mt_type_sql(typid, typmod)));
 			ereport(NOTICE,
 					(errmsg("metadata column \"%s\" is now the last column of \"%s\"",
 							col->name, get_rel_name(relid))));
 		}
 		else if (typid != att->atttypid || typmod != att->atttypmod)
 			table_ddl(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING CAST(%s AS %s)",
-							   table, quote_identifier(col->name), type_sql(typid, typmod),
-							   quote_identifier(col->name), type_sql(typid, typmod)));
+							   table, quote_identifier(col->name), mt_type_sql(typid, typmod),
+							   quote_identifier(col->name), mt_type_sql(typid, typmod)));
 		forget_metadata(mt, col->name);
 		remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
 	}

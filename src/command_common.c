@@ -18,6 +18,8 @@
 #include "commands/dbcommands.h"
 #include "commands/tablecmds.h"
 #include "commands/view.h"
+#include "nodes/parsenodes.h"
+#include "utils/acl.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -36,6 +38,8 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
+#include "catalog/pg_operator.h"
 
 #include "commands.h"
 #include "materialized_table.h"
@@ -123,6 +127,51 @@ mt_table_owner(Oid relid)
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	return owner;
+}
+
+/*
+ * mt_type_sql
+ *		A type (with its modifier) as generated SQL names it: schema-
+ *		qualified, so that it means the same under any search_path.
+ */
+char *
+mt_type_sql(Oid typid, int32 typmod)
+{
+	return format_type_extended(typid, typmod,
+								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/*
+ * mt_equality_sql
+ *		The equality operator of a type's default btree or hash operator
+ *		class -- the one GROUP BY and DISTINCT use -- as generated SQL
+ *		names it: OPERATOR(schema.name), found under any search_path.
+ */
+char *
+mt_equality_sql(Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+	HeapTuple	tup;
+	Form_pg_operator op;
+	char	   *result;
+
+	if (!OidIsValid(tc->eq_opr))
+		return "OPERATOR(pg_catalog.=)";
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", tc->eq_opr);
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
+					  NameStr(op->oprname));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* Is that operator PostgreSQL's own? */
+bool
+mt_equality_is_builtin(Oid typid)
+{
+	return strncmp(mt_equality_sql(typid), "OPERATOR(pg_catalog.", 20) == 0;
 }
 
 /* Names (a List of String) as "a, b, c", for messages. */
@@ -240,6 +289,7 @@ check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
 	"       END = pg_catalog.pg_my_temp_schema() "
 	" LIMIT 1";
 	char	   *found = NULL;
+	int			nestlevel = mt_pin_search_path();
 
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
@@ -253,18 +303,114 @@ check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
 				 errdetail("The query uses %s.", found),
 				 mt_errposition(st->source, q->location)));
 	SPI_finish();
+	mt_unpin_search_path(nestlevel);
+}
+
+/*
+ * The roles other than the extension's owner that hold privileges on rel.
+ */
+static List *
+other_grantees(Oid rel)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	Oid			extowner = mt_extension_owner();
+	List	   *result = NIL;
+	Datum		datum;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", rel);
+	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relacl, &isnull);
+	if (!isnull)
+	{
+		Acl		   *acl = DatumGetAclP(datum);
+		AclItem    *items = ACL_DAT(acl);
+
+		for (int i = 0; i < ACL_NUM(acl); i++)
+			if (items[i].ai_grantee != extowner)
+				result = list_append_unique_oid(result, items[i].ai_grantee);
+	}
+	ReleaseSysCache(tup);
+	return result;
+}
+
+static RoleSpec *
+role_spec(Oid role)
+{
+	RoleSpec   *spec = makeNode(RoleSpec);
+
+	spec->location = -1;
+	if (role == ACL_ID_PUBLIC)
+		spec->roletype = ROLESPEC_PUBLIC;
+	else
+	{
+		spec->roletype = ROLESPEC_CSTRING;
+		spec->rolename = GetUserNameFromId(role, false);
+	}
+	return spec;
+}
+
+static void
+grant_privileges(Oid rel, bool is_grant, List *privileges, List *grantees)
+{
+	GrantStmt  *grant = makeNode(GrantStmt);
+
+	grant->is_grant = is_grant;
+	grant->targtype = ACL_TARGET_OBJECT;
+	grant->objtype = OBJECT_TABLE;
+	grant->objects = list_make1(makeRangeVar(get_namespace_name(get_rel_namespace(rel)),
+											 get_rel_name(rel), -1));
+	grant->privileges = privileges;
+	grant->grantees = grantees;
+	grant->behavior = DROP_RESTRICT;
+	ExecuteGrantStmt(grant);
+}
+
+/*
+ * grant_to_owner
+ *		A hidden object of a materialized table belongs to the extension's
+ *		owner, so that no user may alter it, move it, or add columns,
+ *		triggers or rules to it.  The table's owner, as whom its refreshes
+ *		run, may read it (SELECT), and with write also adjust it (a state
+ *		table); nobody else has any privilege on it.  Run as the extension's
+ *		owner.
+ */
+static void
+grant_to_owner(Oid rel, Oid owner, bool write)
+{
+	List	   *others = other_grantees(rel);
+	List	   *privileges = NIL;
+	const char *const names[] = {"select", "insert", "update", "delete"};
+	ListCell   *lc;
+	List	   *specs = NIL;
+
+	foreach(lc, others)
+		specs = lappend(specs, role_spec(lfirst_oid(lc)));
+	if (specs != NIL)
+		grant_privileges(rel, false, NIL, specs);
+	if (owner == mt_extension_owner())
+		return;
+	for (int i = 0; i < (write ? lengthof(names) : 1); i++)
+	{
+		AccessPriv *priv = makeNode(AccessPriv);
+
+		priv->priv_name = pstrdup(names[i]);
+		privileges = lappend(privileges, priv);
+	}
+	grant_privileges(rel, true, privileges, list_make1(role_spec(owner)));
+	CommandCounterIncrement();
 }
 
 /*
  * mt_define_query_view
  *		Create (or replace) the hidden view holding an MT's query.
  *
- * The view lives in the internal schema, where only the extension's owner
- * may create objects, so it is created with that role's rights and then
- * given to the table's owner: the view's permission checks are then the
- * owner's.  It is an internal part of the table: dropping the table drops
- * it, and dropping a source that it reads needs CASCADE (which then drops
- * the table).
+ * The view lives in the internal schema and belongs to the extension's
+ * owner (see grant_to_owner); it is a security_invoker view, so that
+ * refreshes, which read it as the table's owner, check the owner's
+ * privileges on what the query reads.  It is an internal part of the
+ * table: dropping the table drops it, and dropping a source that it reads
+ * needs CASCADE (which then drops the table).
  */
 Oid
 mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, Oid owner, bool replace)
@@ -277,7 +423,8 @@ mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, Oid owner, bool rep
 	vs->view = makeRangeVar(MT_INTERNAL_SCHEMA, psprintf("query_%u", relid), -1);
 	vs->query = (Node *) copyObject(q->stmt);
 	vs->replace = replace;
-	vs->options = NIL;
+	/* what the query reads is checked as the one who reads the view */
+	vs->options = list_make1(makeDefElem("security_invoker", (Node *) makeString("true"), -1));
 	vs->withCheckOption = NO_CHECK_OPTION;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec);
@@ -288,9 +435,9 @@ mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, Oid owner, bool rep
 	{
 		ObjectAddress table;
 
-		ATExecChangeOwner(address.objectId, owner, false, AccessExclusiveLock);
 		ObjectAddressSet(table, RelationRelationId, relid);
 		recordDependencyOn(&address, &table, DEPENDENCY_INTERNAL);
+		grant_to_owner(address.objectId, owner, false);
 	}
 	SetUserIdAndSecContext(save_userid, save_sec);
 	CommandCounterIncrement();
@@ -310,16 +457,13 @@ mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nest
 {
 	GetUserIdAndSecContext(save_userid, save_sec);
 	SetUserIdAndSecContext(owner, *save_sec | SECURITY_RESTRICTED_OPERATION);
-	*save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	*save_nestlevel = mt_pin_search_path();
 }
 
 void
 mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
 {
-	AtEOXact_GUC(false, save_nestlevel);
+	mt_unpin_search_path(save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
@@ -362,6 +506,7 @@ mt_spi_oids(const char *sql, Oid arg)
 	Datum		values[1] = {ObjectIdGetDatum(arg)};
 	List	   *result = NIL;
 	uint64		i;
+	int			nestlevel = mt_pin_search_path();
 
 	SPI_connect();
 	if (mt_spi_execute_saved(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
@@ -377,6 +522,7 @@ mt_spi_oids(const char *sql, Oid arg)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	mt_unpin_search_path(nestlevel);
 	return result;
 }
 
@@ -628,15 +774,13 @@ mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char
 }
 
 /*
- * mt_sync_query_view_owner
- *		After ALTER TABLE ... OWNER TO: the hidden objects of the table (its
- *		query view, and the state of a DELTAS table) follow, so that their
- *		permission checks are the new owner's.  They live in the internal
- *		schema, where the new owner may not create objects, hence the
- *		extension owner's rights.
+ * mt_sync_hidden_privileges
+ *		After ALTER TABLE ... OWNER TO or REASSIGN OWNED: the privileges on
+ *		the table's hidden objects (its query view, and the state and
+ *		derived view of a DELTAS table) are its new owner's.
  */
 void
-mt_sync_query_view_owner(Oid relid)
+mt_sync_hidden_privileges(Oid relid)
 {
 	MtTable    *mt = mt_catalog_lookup(relid, true);
 	Oid			nsp = mt_internal_namespace();
@@ -653,10 +797,30 @@ mt_sync_query_view_owner(Oid relid)
 	parts[2] = get_relname_relid(psprintf("derived_%u", relid), nsp);
 	mt_as_extension_owner_begin(&saved);
 	for (i = 0; i < lengthof(parts); i++)
-		if (OidIsValid(parts[i]) && mt_table_owner(parts[i]) != owner)
-			ATExecChangeOwner(parts[i], owner, false, AccessExclusiveLock);
+		if (OidIsValid(parts[i]))
+		{
+			/* (hidden objects of version 1.0 belonged to the table's owner) */
+			if (mt_table_owner(parts[i]) != mt_extension_owner())
+				ATExecChangeOwner(parts[i], mt_extension_owner(), false, AccessExclusiveLock);
+			grant_to_owner(parts[i], owner, i == 1);
+		}
 	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
+}
+
+/*
+ * mt_grant_hidden_object
+ *		Give a new hidden object of table relid to the extension's owner,
+ *		with the privileges its refreshes need (see grant_to_owner).
+ */
+void
+mt_grant_hidden_object(Oid relid, Oid hidden, bool write)
+{
+	MtSavedUser saved;
+
+	mt_as_extension_owner_begin(&saved);
+	grant_to_owner(hidden, mt_table_owner(relid), write);
+	mt_as_extension_owner_end(&saved);
 }
 
 static bool

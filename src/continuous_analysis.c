@@ -1091,8 +1091,8 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
-MtAnalysis *
-mt_analyze_query_view(Oid viewid, Oid relid)
+static MtAnalysis *
+analyze_query_view(Oid viewid, Oid relid)
 {
 	Relation	view = table_open(viewid, AccessShareLock);
 	Query	   *q = copyObject(get_view_query(view));
@@ -1249,5 +1249,18 @@ mt_analyze_query_view(Oid viewid, Oid relid)
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));
 	}
+	return a;
+}
+
+/*
+ * mt_analyze_query_view
+ *		How the pipeline maintains table relid, whose query is the view's.
+ */
+MtAnalysis *
+mt_analyze_query_view(Oid viewid, Oid relid)
+{
+	MtAnalysis *a = analyze_query_view(viewid, relid);
+
+	a->owner = mt_table_owner(relid);
 	return a;
 }

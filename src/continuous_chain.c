@@ -35,6 +35,12 @@
 #include "launcher.h"
 #include "materialized_table.h"
 
+/*
+ * Past this many changed rows for one downstream DELTAS table, it is
+ * recomputed instead: its rows are kept until the refresh ends.
+ */
+#define MAX_CHAIN_ROWS		250000
+
 /* One downstream table and what it needs. */
 typedef struct Downstream
 {
@@ -43,9 +49,17 @@ typedef struct Downstream
 	bool		full;
 	List	   *uses;			/* MtSourceUse of the upstream table */
 	List	   *keys;			/* (family, text[] Datum) pairs as KeyRow */
-	MtDeltaSet *deltas;
+	bool		deltas;			/* adjusted by the changed rows: */
+	List	   *rows;			/* ... copies of them, as ChainRow */
+	int64		nrows;
 	FmgrInfo  **out;			/* per use, per key column */
 } Downstream;
+
+typedef struct ChainRow
+{
+	HeapTuple	tuple;
+	int			sign;
+} ChainRow;
 
 typedef struct KeyRow
 {
@@ -160,7 +174,7 @@ mt_chain_begin(MtTable *upstream, TupleDesc desc)
 		if (d->analysis->delta_join && d->analysis->delta_source == relid)
 			d->full = true;
 		if (!d->full && d->analysis->strategy == MT_STRATEGY_DELTAS && !d->analysis->delta_join)
-			d->deltas = mt_deltas_begin(d->relid, d->analysis);
+			d->deltas = true;
 		else if (!d->full)
 		{
 			/* keys: of a KEYS table, or of a source a DELTAS table joins */
@@ -209,7 +223,18 @@ mt_chain_row(MtChainFeed *feed, HeapTuple tuple, int sign)
 			continue;
 		if (d->deltas)
 		{
-			mt_deltas_add_row(d->deltas, tuple, sign);
+			ChainRow   *row = palloc(sizeof(ChainRow));
+
+			/* evaluated as the downstream table's owner, at the end */
+			row->tuple = heap_copytuple(tuple);
+			row->sign = sign;
+			d->rows = lappend(d->rows, row);
+			if (++d->nrows > MAX_CHAIN_ROWS)
+			{
+				d->full = true;
+				list_free_deep(d->rows);
+				d->rows = NIL;
+			}
 			continue;
 		}
 		foreach(lu, d->uses)
@@ -261,6 +286,49 @@ exec_for(const char *sql, int nargs, Oid *types, Datum *values)
 }
 
 /*
+ * The adjustments the changed rows make to a downstream DELTAS table:
+ * its WHERE clause and aggregates' arguments evaluated on them, as its
+ * owner (mt_deltas_add_row), in a subtransaction.  Its query's code is
+ * not the upstream table's owner's: if it fails, the downstream table is
+ * recomputed by the worker, as its owner, and the upstream refresh goes
+ * on.  NULL in that case.
+ */
+static MtDeltaSet *
+downstream_deltas(Downstream *d)
+{
+	MtDeltaSet *volatile set = NULL;
+	MtSubxact	sub;
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		ListCell   *lr;
+
+		set = mt_deltas_begin(d->relid, d->analysis);
+		foreach(lr, d->rows)
+		{
+			ChainRow   *row = lfirst(lr);
+
+			mt_deltas_add_row(set, row->tuple, row->sign);
+		}
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = mt_subxact_rollback(&sub);
+
+		ereport(LOG,
+				(errmsg("materialized table \"%s\" will be recomputed: its query failed on the changes of a table it reads",
+						get_rel_name(d->relid)),
+				 errdetail_internal("%s", edata->message)));
+		FreeErrorData(edata);
+		set = NULL;
+	}
+	PG_END_TRY();
+	return set;
+}
+
+/*
  * mt_chain_finish
  *		Record the work of each downstream table, in this transaction, with
  *		the extension owner's rights (the refresh runs as the upstream
@@ -272,9 +340,22 @@ mt_chain_finish(MtChainFeed *feed)
 	MtSavedUser saved;
 	ListCell   *lc;
 	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
+	List	   *sets = NIL;		/* MtDeltaSet of the DELTAS tables, in order */
 
 	if (feed == NULL || !feed->any)
 		return;
+	foreach(lc, feed->downstream)
+	{
+		Downstream *d = lfirst(lc);
+		MtDeltaSet *set = NULL;
+
+		if (!d->full && d->deltas)
+		{
+			set = downstream_deltas(d);
+			d->full = (set == NULL);
+		}
+		sets = lappend(sets, set);
+	}
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	foreach(lc, feed->downstream)
@@ -288,7 +369,7 @@ mt_chain_finish(MtChainFeed *feed)
 			exec_for("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
 					 "WHERE relid = $1", 1, types, values);
 		else if (d->deltas)
-			mt_deltas_log(d->deltas);
+			mt_deltas_log(list_nth(sets, foreach_current_index(lc)));
 		else
 		{
 			foreach(lk, d->keys)

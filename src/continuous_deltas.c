@@ -83,6 +83,7 @@ typedef struct DeltaBucket
 struct MtDeltaSet
 {
 	Oid			relid;
+	Oid			owner;			/* the table's: its query's code runs as it */
 	MtAnalysis *a;
 	int			ngroup;
 	int			nagg;
@@ -107,6 +108,28 @@ static char *
 internal_name(const char *prefix, Oid relid)
 {
 	return quote_qualified_identifier(MT_INTERNAL_SCHEMA, psprintf("%s_%u", prefix, relid));
+}
+
+/*
+ * The query's expressions (its WHERE clause, the aggregates' arguments,
+ * and whatever functions, operators and casts they call) are the table
+ * owner's code: they are prepared and evaluated as the owner, in a
+ * security-restricted operation, as REFRESH MATERIALIZED VIEW runs them.
+ * This is done per row, so it only switches the user: the search_path is
+ * pinned by whoever runs the set (the worker, or a refresh).  An error in
+ * between restores the user with the (sub)transaction.
+ */
+static void
+as_owner_begin(MtDeltaSet *set, Oid *save_userid, int *save_sec)
+{
+	GetUserIdAndSecContext(save_userid, save_sec);
+	SetUserIdAndSecContext(set->owner, *save_sec | SECURITY_RESTRICTED_OPERATION);
+}
+
+static void
+as_owner_end(Oid save_userid, int save_sec)
+{
+	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
 static char *
@@ -152,7 +175,6 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	TupleDesc	vdesc = RelationGetDescr(view);
 	char	   *state = internal_name("state", relid);
 	char	   *derived = internal_name("derived", relid);
-	char	   *owner = GetUserNameFromId(mt_table_owner(relid), false);
 	StringInfoData cols;
 	StringInfoData keys;
 	StringInfoData select;
@@ -171,8 +193,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 		const char *name = quote_identifier(lfirst(lc));
 
 		appendStringInfo(&cols, "%s %s, ", name,
-						 format_type_extended(att->atttypid, att->atttypmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+						 mt_type_sql(att->atttypid, att->atttypmod));
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", name);
 		appendStringInfo(&select, "%s, ", name);
 	}
@@ -218,10 +239,6 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 				SPI_OK_UTILITY);
 	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s WHERE __mt_rows > 0",
 						 derived, select.data, state), SPI_OK_UTILITY);
-	mt_spi_exec(psprintf("ALTER TABLE %s OWNER TO %s", state, quote_identifier(owner)),
-				SPI_OK_UTILITY);
-	mt_spi_exec(psprintf("ALTER VIEW %s OWNER TO %s", derived, quote_identifier(owner)),
-				SPI_OK_UTILITY);
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
@@ -230,8 +247,10 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	ObjectAddressSet(part, RelationRelationId,
 					 get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace()));
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
+	mt_grant_hidden_object(relid, part.objectId, true);
 	ObjectAddressSet(part, RelationRelationId, mt_deltas_derived_view(relid));
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
+	mt_grant_hidden_object(relid, part.objectId, false);
 	CommandCounterIncrement();
 }
 
@@ -393,7 +412,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	Oid		   *argtypes;
 	Datum	   *values;
 	ParamListInfo params;
-	int			nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
+	int			nparams;
 	char	   *where_state = "";
 	char	   *where_rows = "";
 	char	   *select;
@@ -410,6 +429,9 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 		parallel = ((Form_pg_class) GETSTRUCT(tup))->reltuples < MAX_PARALLEL_GROUPS;
 		ReleaseSysCache(tup);
 	}
+	/* reading the filter's values runs their types' input (a domain's checks) */
+	mt_run_as_owner_begin(a->owner, &save_userid, &save_sec, &save_nestlevel);
+	nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
 	/* the groups are inserted from arrays of each column's type */
 	for (int c = 0; c < desc->natts; c++)
 		if (!OidIsValid(get_array_type(TupleDescAttr(desc, c)->atttypid)))
@@ -422,8 +444,8 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	select = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, false, false), a->rows_sql,
 					  where_rows, group_by_positions(list_length(a->group_outputs)));
 
-	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
+	mt_internal_depth++;
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
 							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
@@ -441,6 +463,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	PopActiveSnapshot();
 	if (parallel)
 		insert_result(state, relid);
+	mt_internal_depth--;
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 }
@@ -459,8 +482,11 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	HASHCTL		ctl;
 	ListCell   *lc;
 	int			i;
+	Oid			save_userid;
+	int			save_sec;
 
 	set->relid = relid;
+	set->owner = a->owner;
 	set->a = a;
 	set->ngroup = list_length(a->group_exprs);
 	set->nagg = list_length(a->aggs);
@@ -495,6 +521,8 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 										 &TTSOpsHeapTuple);
 	RelationClose(source);
 
+	/* preparing folds constants: it may run the owner's functions */
+	as_owner_begin(set, &save_userid, &save_sec);
 	if (a->delta_quals)
 		set->qual = ExecPrepareQual(make_ands_implicit((Expr *) a->delta_quals), set->estate);
 	set->args = palloc0(sizeof(ExprState *) * (set->nagg + 1));
@@ -511,6 +539,7 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 		}
 		i++;
 	}
+	as_owner_end(save_userid, save_sec);
 	set->group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
 	set->group_out = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
 	i = 0;
@@ -630,11 +659,15 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
 	DeltaGroup *g;
 	int			i;
+	Oid			save_userid;
+	int			save_sec;
 
 	ExecStoreHeapTuple(tuple, set->slot, false);
 	econtext->ecxt_scantuple = set->slot;
+	as_owner_begin(set, &save_userid, &save_sec);
 	if (set->qual && !ExecQual(set->qual, econtext))
 	{
+		as_owner_end(save_userid, save_sec);
 		MemoryContextSwitchTo(old);
 		ResetExprContext(econtext);
 		return;
@@ -663,6 +696,7 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 			continue;
 		add_to_sum(set, g, i, to_numeric(v, set->argtypes[i]), sign);
 	}
+	as_owner_end(save_userid, save_sec);
 	set->nrows++;
 	MemoryContextSwitchTo(old);
 	ResetExprContext(econtext);
@@ -687,9 +721,9 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 	Oid		   *ftypes;
 	Datum	   *fvalues;
 	ParamListInfo fparams;
-	int			nfilter = mt_filter_params(exclude, desc, &ftypes, &fvalues, &fparams);
-	Oid		   *types = palloc(sizeof(Oid) * (nfilter + 1));
-	Datum	   *values = palloc(sizeof(Datum) * (nfilter + 1));
+	int			nfilter;
+	Oid		   *types;
+	Datum	   *values;
 	Datum	   *rows = palloc(sizeof(Datum) * (list_length(tuples) + 1));
 	Oid			rowtype = get_rel_type_id(a->delta_source);
 	int16		typlen;
@@ -705,6 +739,10 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 
 	if (tuples == NIL)
 		return;
+	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
+	nfilter = mt_filter_params(exclude, desc, &ftypes, &fvalues, &fparams);
+	types = palloc(sizeof(Oid) * (nfilter + 1));
+	values = palloc(sizeof(Datum) * (nfilter + 1));
 	source = table_open(a->delta_source, AccessShareLock);
 	sdesc = RelationGetDescr(source);
 	foreach(lc, tuples)
@@ -721,7 +759,6 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
 									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
 				   group_by_positions(set->ngroup));
-	mt_run_as_owner_begin(mt_table_owner(set->relid), &save_userid, &save_sec, &save_nestlevel);
 
 	/* a few thousand changed rows, joined with tables mostly in memory */
 	mt_favour_index_lookups();
@@ -992,6 +1029,9 @@ mt_deltas_apply(MtDeltaSet *set)
 	ListCell   *lc;
 	int			p = 0;
 	int			i;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
 
 	if (set->groups == NIL)
 		return NIL;
@@ -1009,8 +1049,7 @@ mt_deltas_apply(MtDeltaSet *set)
 	foreach(lc, a->group_outputs)
 	{
 		Form_pg_attribute att = named_column(vdesc, lfirst(lc));
-		char	   *type = format_type_extended(att->atttypid, att->atttypmod,
-												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+		char	   *type = mt_type_sql(att->atttypid, att->atttypmod);
 
 		appendStringInfo(&cols, "%s, ", quote_identifier(lfirst(lc)));
 		appendStringInfo(&conflict, "%s%s", conflict.len ? ", " : "", quote_identifier(lfirst(lc)));
@@ -1049,7 +1088,10 @@ mt_deltas_apply(MtDeltaSet *set)
 		i++;
 	}
 
+	/* the casts to the group columns' types are the owner's (a domain's checks) */
+	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
+	mt_internal_depth++;
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
 									   "ON CONFLICT (%s) DO UPDATE SET %s "
 									   "RETURNING CASE WHEN s.__mt_rows = 0 THEN s.ctid END",
@@ -1081,7 +1123,9 @@ mt_deltas_apply(MtDeltaSet *set)
 								  1, &tidarray, &arg, NULL, false, 0) != SPI_OK_DELETE)
 			elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	}
+	mt_internal_depth--;
 	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 
 	return touched_groups(set);
 }
@@ -1200,11 +1244,10 @@ in_place_merge(MtDeltaSet *set, Relation rel, List *groups, Bitmapset *nulls,
 			appendStringInfo(&ivals, "%sNULL", i > 0 ? ", " : "");
 			continue;
 		}
-		appendStringInfo(&on, "m.%s = d.__mt_k%d", name, i);
+		appendStringInfo(&on, "m.%s %s d.__mt_k%d", name, mt_equality_sql(att->atttypid), i);
 		appendStringInfo(&ivals, "%sd.__mt_k%d", i > 0 ? ", " : "", i);
 		appendStringInfo(&cols, "u.k%d::%s AS __mt_k%d, ", i,
-						 format_type_extended(att->atttypid, att->atttypmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
+						 mt_type_sql(att->atttypid, att->atttypmod),
 						 i);
 		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
 		appendStringInfo(&names, "k%d, ", i);
@@ -1939,7 +1982,7 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 		if (!idle_group(set, lfirst(lc), zero))
 			live = lappend(live, lfirst(lc));
 
-	mt_run_as_owner_begin(rel->rd_rel->relowner, &save_userid, &save_sec, &save_nestlevel);
+	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
 	mt_favour_index_lookups();
 	SPI_connect();
 	feed = mt_chain_begin(mt, CreateTupleDescCopy(RelationGetDescr(rel)));

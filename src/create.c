@@ -562,8 +562,7 @@ resolve_computed_types(MtStatement *st, List *planned)
 			if (other->kind == MT_COLUMN_COMPUTED)
 				continue;
 			appendStringInfo(&from, "%sCAST(NULL AS %s) AS %s", from.len > 8 ? ", " : "",
-							 format_type_extended(other->typid, other->typmod,
-												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
+							 mt_type_sql(other->typid, other->typmod),
 							 quote_identifier(other->name));
 		}
 		appendStringInfo(&from, ") AS %s", quote_identifier(st->create->name->name));
@@ -601,8 +600,7 @@ create_table_sql(const char *qualified, List *planned, MtPrimaryKey *pk,
 
 		appendStringInfo(&sql, "%s\n  %s %s", first ? "" : ",",
 						 quote_identifier(pc->name),
-						 format_type_extended(pc->typid, pc->typmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+						 mt_type_sql(pc->typid, pc->typmod));
 		first = false;
 		if (OidIsValid(pc->collid) && pc->collid != get_typcollation(pc->typid))
 		{

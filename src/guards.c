@@ -32,6 +32,7 @@
 #include "commands/tablecmds.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
 #include "tcop/utility.h"
@@ -92,6 +93,13 @@ mt_executor_start(QueryDesc *queryDesc, int eflags)
 
 			if (OidIsValid(mt))
 				refuse_write(mt, "change");
+			/* a table's owner may write its hidden state only through it */
+			if (get_rel_namespace(rte->relid) == mt_internal_namespace() && !superuser())
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("cannot change internal relation \"%s\" of extension \"%s\"",
+								get_rel_name(rte->relid), MT_EXTENSION_NAME),
+						 errdetail("The extension keeps it in step with the materialized table it belongs to.")));
 		}
 	}
 	if (prev_executor_start)
@@ -538,6 +546,13 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		mt_pipeline_recheck_schedules();
 
 	/* a table's pipeline runs as its owner: follow owner changes */
+	if (IsA(parsetree, ReassignOwnedStmt) && mt_extension_ready())
+	{
+		ListCell   *lc;
+
+		foreach(lc, mt_catalog_all_relids())
+			mt_sync_hidden_privileges(lfirst_oid(lc));
+	}
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
 	{
 		AlterTableStmt *alter = (AlterTableStmt *) parsetree;
@@ -551,7 +566,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				OidIsValid(mt = owning_mt(alter->relation)) &&
 				mt_is_materialized_table(mt))
 			{
-				mt_sync_query_view_owner(mt);
+				mt_sync_hidden_privileges(mt);
 				mt_pipeline_owner_changed(mt);
 			}
 		}

@@ -178,17 +178,39 @@ mt_as_extension_owner_begin(MtSavedUser *saved)
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	SetUserIdAndSecContext(mt_extension_owner(),
 						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	saved->nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	saved->nestlevel = mt_pin_search_path();
 }
 
 void
 mt_as_extension_owner_end(MtSavedUser *saved)
 {
-	AtEOXact_GUC(false, saved->nestlevel);
+	mt_unpin_search_path(saved->nestlevel);
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/*
+ * mt_pin_search_path
+ *		search_path = pg_catalog, pg_temp until mt_unpin_search_path (or
+ *		the end of the (sub)transaction): the extension's own SQL, run in a
+ *		session whose search_path a user chose, must not find that user's
+ *		operators, functions or types before PostgreSQL's (pg_temp is never
+ *		searched for those).  Returns the GUC nest level to pass back.
+ */
+int
+mt_pin_search_path(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nestlevel;
+}
+
+void
+mt_unpin_search_path(int nestlevel)
+{
+	AtEOXact_GUC(false, nestlevel);
 }
 
 void

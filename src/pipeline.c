@@ -126,8 +126,10 @@ mt_pipeline_owner_changed(Oid relid)
 	{
 		mt_scheduler_sync_job(mt);
 		mt_catalog_update(mt);
-		mt_wake_worker_at_commit();
 	}
+	/* a CONTINUOUS table's worker runs its query's code as the new owner */
+	if (mt)
+		mt_wake_worker_at_commit();
 }
 
 /*

@@ -172,7 +172,7 @@ family_rows(MtFilterFamily *family, TupleDesc desc, Oid *ptypes, int first_param
 
 		appendStringInfo(&buf, "%spg_catalog.unnest($%d", i > 0 ? ", " : "", first_param + i + 1);
 		if (ptypes[i] != get_array_type(att->atttypid))
-			appendStringInfo(&buf, "::%s[]", format_type_with_typemod(att->atttypid, att->atttypmod));
+			appendStringInfo(&buf, "::%s[]", mt_type_sql(att->atttypid, att->atttypmod));
 		appendStringInfoChar(&buf, ')');
 	}
 	return buf.data;
@@ -205,14 +205,36 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 		if (family->rowwise)
 		{
 			StringInfoData refs;
+			StringInfoData names;
+			StringInfoData match;
+			bool		builtin = true;
 
 			initStringInfo(&refs);
+			initStringInfo(&names);
+			initStringInfo(&match);
 			foreach(lc, family->columns)
-				appendStringInfo(&refs, "%s%s%s", foreach_current_index(lc) > 0 ? ", " : "",
-								 alias ? psprintf("%s.", alias) : "",
-								 quote_identifier(((MtFilterColumn *) lfirst(lc))->name));
-			appendStringInfo(&buf, "(%s) IN (SELECT * FROM ROWS FROM (%s)))", refs.data,
-							 family_rows(family, desc, ptypes + param, first_param + param));
+			{
+				MtFilterColumn *col = lfirst(lc);
+				Form_pg_attribute att = find_attribute(desc, col->name);
+				int			i = foreach_current_index(lc);
+				char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
+										   quote_identifier(col->name));
+
+				appendStringInfo(&refs, "%s%s", i > 0 ? ", " : "", ref);
+				appendStringInfo(&names, "%s__mt_k%d", i > 0 ? ", " : "", i + 1);
+				appendStringInfo(&match, "%s%s %s __mt_k.__mt_k%d", i > 0 ? " AND " : "", ref,
+								 mt_equality_sql(att->atttypid), i + 1);
+				builtin = builtin && mt_equality_is_builtin(att->atttypid);
+			}
+			/* a row comparison takes one operator name for all the columns */
+			if (builtin)
+				appendStringInfo(&buf, "(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s)))",
+								 refs.data,
+								 family_rows(family, desc, ptypes + param, first_param + param));
+			else
+				appendStringInfo(&buf, "EXISTS (SELECT FROM ROWS FROM (%s) AS __mt_k(%s) WHERE %s))",
+								 family_rows(family, desc, ptypes + param, first_param + param),
+								 names.data, match.data);
 			param += list_length(family->columns);
 			continue;
 		}
@@ -230,10 +252,10 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 			if (col->values == NIL)
 				appendStringInfo(&buf, "$%d IS NULL", n);
 			else if (ptypes[param] == get_array_type(att->atttypid))
-				appendStringInfo(&buf, "%s = ANY ($%d)", ref, n);
+				appendStringInfo(&buf, "%s %s ANY ($%d)", ref, mt_equality_sql(att->atttypid), n);
 			else
-				appendStringInfo(&buf, "%s = ANY ($%d::%s[])", ref, n,
-								 format_type_with_typemod(att->atttypid, att->atttypmod));
+				appendStringInfo(&buf, "%s %s ANY ($%d::%s[])", ref, mt_equality_sql(att->atttypid),
+								 n, mt_type_sql(att->atttypid, att->atttypmod));
 			if (col->has_null)
 				appendStringInfo(&buf, " OR %s IS NULL", ref);
 			appendStringInfoChar(&buf, ')');
@@ -397,7 +419,7 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		char	   *name = NameStr(att->attname);
-		char	   *type = format_type_with_typemod(att->atttypid, att->atttypmod);
+		char	   *type = mt_type_sql(att->atttypid, att->atttypmod);
 		int			j;
 		Form_pg_attribute vatt = NULL;
 
@@ -609,15 +631,17 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 	initStringInfo(&ivals);
 	foreach(lc, family->columns)
 	{
-		const char *name = quote_identifier(((MtFilterColumn *) lfirst(lc))->name);
+		MtFilterColumn *col = lfirst(lc);
+		const char *name = quote_identifier(col->name);
+		const char *eq = mt_equality_sql(find_attribute(desc, col->name)->atttypid);
 		const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
 		const char *and = foreach_current_index(lc) > 0 ? " AND " : "";
 		int			k = foreach_current_index(lc) + 1;
 
 		appendStringInfo(&knames, "%s__mt_k%d", sep, k);
 		appendStringInfo(&select, "%sk.__mt_k%d", sep, k);
-		appendStringInfo(&join, "%sv.%s = k.__mt_k%d", and, name, k);
-		appendStringInfo(&on, "%sm.%s = s.__mt_k%d", and, name, k);
+		appendStringInfo(&join, "%sv.%s %s k.__mt_k%d", and, name, eq, k);
+		appendStringInfo(&on, "%sm.%s %s s.__mt_k%d", and, name, eq, k);
 		appendStringInfo(&icols, "%s%s", sep, name);
 		appendStringInfo(&ivals, "%ss.__mt_k%d", sep, k);
 	}
@@ -642,7 +666,7 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 			appendStringInfo(&select, ", v.%s", qname);
 		else
 			appendStringInfo(&select, ", CAST(v.%s AS %s) AS %s", qname,
-							 format_type_with_typemod(att->atttypid, att->atttypmod), qname);
+							 mt_type_sql(att->atttypid, att->atttypmod), qname);
 		appendStringInfo(&mcols, "%sm.%s", mcols.len ? ", " : "", qname);
 		appendStringInfo(&scols, "%ss.%s", scols.len ? ", " : "", qname);
 		appendStringInfo(&sets, "%s%s = s.%s", sets.len ? ", " : "", qname, qname);
@@ -705,6 +729,8 @@ mt_refresh_rows(MtRefreshRequest *req)
 	view = table_open(OidIsValid(req->source_view) ? req->source_view : mt->query_view,
 					  AccessShareLock);
 	owner = rel->rd_rel->relowner;
+	/* from here on as the owner: reading the filter's values runs a domain's checks */
+	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
 	nparams = mt_filter_params(req->filter, RelationGetDescr(rel), &argtypes, &values, &params);
 	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
@@ -714,7 +740,6 @@ mt_refresh_rows(MtRefreshRequest *req)
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
-	mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
 	apply_refresh_options(mt);
 
 	if (merge_query)

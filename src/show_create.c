@@ -44,23 +44,20 @@ append_string_literal(StringInfo buf, const char *s)
 	appendStringInfoString(buf, quote_literal_cstr(s));
 }
 
+/* A computed column's expression as pg_get_expr() shows it. */
 static char *
-generation_expression(Oid relid, AttrNumber attnum)
+generation_expression(Relation rel, AttrNumber attnum)
 {
-	Oid			types[2] = {OIDOID, INT2OID};
-	Datum		values[2] = {ObjectIdGetDatum(relid), Int16GetDatum(attnum)};
-	char	   *expr = NULL;
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.pg_get_expr(adbin, adrelid) FROM pg_catalog.pg_attrdef "
-							  "WHERE adrelid = $1 AND adnum = $2",
-							  2, types, values, NULL, true, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-		expr = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	if (expr)
-		expr = MemoryContextStrdup(TopTransactionContext, expr);
-	SPI_finish();
-	return expr;
+	for (int i = 0; constr && i < constr->num_defval; i++)
+		if (constr->defval[i].adnum == attnum)
+			return deparse_expression(stringToNode(constr->defval[i].adbin),
+									  deparse_context_for(RelationGetRelationName(rel),
+														  RelationGetRelid(rel)),
+									  false, false);
+	elog(ERROR, "no expression for column %d of \"%s\"", attnum, RelationGetRelationName(rel));
+	return NULL;				/* keep compiler quiet */
 }
 
 /* The primary key: constraint name and columns, or NULL. */
@@ -173,7 +170,7 @@ mt_show_create(PG_FUNCTION_ARGS)
 			continue;
 		appendStringInfo(&elements, "%s\n    %s", elements.len ? "," : "", quote_identifier(name));
 		if (att->attgenerated)
-			appendStringInfo(&elements, " AS %s", generation_expression(relid, att->attnum));
+			appendStringInfo(&elements, " AS %s", generation_expression(rel, att->attnum));
 		else
 		{
 			appendStringInfo(&elements, " %s", format_type_with_typemod(att->atttypid, att->atttypmod));
