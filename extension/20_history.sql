@@ -30,7 +30,9 @@ CREATE INDEX refresh_result_finished_at_idx ON materialized_table_internal.refre
 REVOKE ALL ON materialized_table_internal.refresh_run FROM PUBLIC;
 REVOKE ALL ON materialized_table_internal.refresh_result FROM PUBLIC;
 
-CREATE VIEW materialized_table.refresh_history AS
+-- Every run, for the extension's own use (lineage); users read
+-- refresh_history below.
+CREATE VIEW materialized_table_internal.history AS
 SELECT r.run_id,
        r.relid::pg_catalog.regclass AS table_name,
        r.trigger,
@@ -56,5 +58,15 @@ SELECT r.run_id,
        r.pid
   FROM materialized_table_internal.refresh_run r
   LEFT JOIN materialized_table_internal.refresh_result o USING (run_id);
+REVOKE ALL ON materialized_table_internal.history FROM PUBLIC;
+
+-- What users query.  Errors may quote data values: a table's runs are
+-- shown to the roles that may read it (its owner, a role with SELECT on
+-- it), and to pg_read_all_stats, as pg_stat_statements shows query texts.
+CREATE VIEW materialized_table.refresh_history AS
+SELECT h.*
+  FROM materialized_table_internal.history h
+ WHERE pg_catalog.has_table_privilege(h.table_name::pg_catalog.oid, 'SELECT')
+    OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE');
 
 GRANT SELECT ON materialized_table.refresh_history TO PUBLIC;

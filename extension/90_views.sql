@@ -38,8 +38,9 @@ SELECT CASE
   FROM (SELECT materialized_table_internal.continuous_horizon() AS horizon) h;
 END;
 
--- What users query.  Column names here are public interface.
-CREATE VIEW materialized_table.materialized_tables AS
+-- Every table's state, for the extension's own use (lineage); users read
+-- materialized_tables below.
+CREATE VIEW materialized_table_internal.tables AS
 SELECT t.relid AS table_name,
        t.refresh_mode,
        materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit) AS freshness,
@@ -66,5 +67,15 @@ SELECT t.relid AS table_name,
   FROM materialized_table_internal.mt_table t
   LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid
   CROSS JOIN LATERAL materialized_table_internal.current_lag(t, c) l;
+REVOKE ALL ON materialized_table_internal.tables FROM PUBLIC;
+
+-- What users query.  Column names here are public interface.  A table's
+-- query and state are shown to the roles that may read it (its owner, a
+-- role with SELECT on it), and to pg_read_all_stats.
+CREATE VIEW materialized_table.materialized_tables AS
+SELECT m.*
+  FROM materialized_table_internal.tables m
+ WHERE pg_catalog.has_table_privilege(m.table_name::pg_catalog.oid, 'SELECT')
+    OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE');
 
 GRANT SELECT ON materialized_table.materialized_tables TO PUBLIC;

@@ -70,14 +70,14 @@ WITH RECURSIVE edges AS MATERIALIZED (
            m.refresh_status,
            m.last_refresh_time,
            (SELECT h.status
-              FROM materialized_table.refresh_history h
+              FROM materialized_table_internal.history h
              WHERE h.table_name = m.table_name AND h.status IN ('SUCCEEDED', 'FAILED')
              ORDER BY h.started_at DESC, h.run_id DESC
              LIMIT 1) AS last_refresh_status,
            m.current_lag,
            m.freshness_met,
            l.level
-      FROM materialized_table.materialized_tables m
+      FROM materialized_table_internal.tables m
       LEFT JOIN depths l ON l.relid = m.table_name::pg_catalog.oid
 )
 SELECT e.upstream::pg_catalog.regclass AS upstream,

@@ -18,10 +18,11 @@ LANGUAGE sql AS $$
          (SELECT count(*) FROM materialized_table.refresh_history WHERE table_name::text IN (name, 'lifecycle_s.' || name)),
          (SELECT count(*) FROM cron.job WHERE jobname LIKE '%lifecycle_s.' || name)
 $$;
--- all the hidden query views: none may outlive its table
+-- all the hidden query views (not the extension's own): none may outlive its table
 CREATE VIEW orphans AS
   SELECT (SELECT count(*) FROM pg_class c
            WHERE c.relnamespace = 'materialized_table_internal'::regnamespace AND c.relkind = 'v'
+             AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')
              AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.query_view = c.oid)) AS orphan_views,
          (SELECT count(*) FROM cron.job j WHERE j.command LIKE '%materialized_table.scheduled_refresh%'
              AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.cron_jobid = j.jobid)) AS orphan_jobs,

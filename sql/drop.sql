@@ -11,6 +11,7 @@ CREATE VIEW leftovers AS
            WHERE NOT EXISTS (SELECT FROM pg_class WHERE oid = relid)) AS catalog_rows,
          (SELECT count(*) FROM pg_class c
            WHERE c.relnamespace = 'materialized_table_internal'::regnamespace AND c.relkind = 'v'
+             AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')
              AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t WHERE t.query_view = c.oid)) AS views,
          (SELECT count(*) FROM materialized_table_internal.refresh_run r
            WHERE NOT EXISTS (SELECT FROM pg_class WHERE oid = r.relid)) AS history,

@@ -147,7 +147,8 @@ SELECT materialized_table.execute('DROP MATERIALIZED TABLE p1');
 SELECT materialized_table.execute('CREATE OR ALTER MATERIALIZED TABLE p1 FRESHNESS = INTERVAL ''1'' HOUR AS SELECT id, v FROM secret');
 DROP TABLE p1;
 ALTER TABLE p1 RENAME TO p2;
--- definitions are public, as view definitions are in PostgreSQL
+-- definitions are public, as view definitions are in PostgreSQL; its
+-- state and history show only to roles that may read the table
 SELECT materialized_table.show_create('p1');
 SELECT refresh_mode, freshness FROM materialized_table.materialized_tables WHERE table_name = 'p1'::regclass;
 RESET ROLE;

@@ -282,7 +282,7 @@ EDGES_CTE
 "       t.relid IS NOT NULL, t.refresh_mode, "
 "       t.freshness_value::pg_catalog.text || ' ' || t.freshness_unit, t.refresh_status, "
 "       pg_catalog.to_char(t.last_refresh_time, 'YYYY-MM-DD HH24:MI:SS TZ'), "
-"       (SELECT h.status FROM materialized_table.refresh_history h "
+"       (SELECT h.status FROM materialized_table_internal.history h "
 "         WHERE h.table_name = t.relid AND h.status IN ('SUCCEEDED', 'FAILED') "
 "         ORDER BY h.started_at DESC, h.run_id DESC LIMIT 1), "
 "       m.freshness_met "
@@ -291,7 +291,7 @@ EDGES_CTE
 "  JOIN pg_catalog.pg_class c ON c.oid = r.oid "
 "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
 "  LEFT JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.oid "
-"  LEFT JOIN materialized_table.materialized_tables m ON m.table_name = t.relid "
+"  LEFT JOIN materialized_table_internal.tables m ON m.table_name = t.relid "
 " ORDER BY (pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)) COLLATE \"C\"";
 
 static const char *dot_edges_sql =
@@ -306,7 +306,7 @@ EDGES_CTE
 "  JOIN pg_catalog.pg_class dc ON dc.oid = e.downstream "
 "  JOIN pg_catalog.pg_namespace dn ON dn.oid = dc.relnamespace "
 "  LEFT JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = e.upstream "
-"  LEFT JOIN LATERAL (SELECT h.status FROM materialized_table.refresh_history h "
+"  LEFT JOIN LATERAL (SELECT h.status FROM materialized_table_internal.history h "
 "                      WHERE t.relid IS NOT NULL AND h.table_name = t.relid "
 "                        AND h.status IN ('SUCCEEDED', 'FAILED') "
 "                      ORDER BY h.started_at DESC, h.run_id DESC LIMIT 1) s ON true "
