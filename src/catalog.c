@@ -38,6 +38,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -78,7 +79,16 @@ mt_catalog_cache_reset(void)
 		hash_search(mt_cache, &entry->relid, HASH_REMOVE, NULL);
 }
 
-/* Probe the catalog's primary key index for relid. */
+/*
+ * Probe the catalog's primary key index for relid.
+ *
+ * The executor hook asks this for the target of every write, so it reads
+ * the row as catalog lookups do, committed or not (SnapshotSelf), and not
+ * with an MVCC snapshot: in a SERIALIZABLE transaction, an MVCC read would
+ * take a predicate lock on the catalog, and an INSERT into the source of a
+ * table being created would then conflict with the CREATE that writes the
+ * catalog, making one of them fail where CREATE TABLE AS does not.
+ */
 static bool
 catalog_has_row(Oid relid)
 {
@@ -100,7 +110,7 @@ catalog_has_row(Oid relid)
 	rel = table_open(catalog_oid, AccessShareLock);
 	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, index_oid, true, NULL, 1, &key);
+	scan = systable_beginscan(rel, index_oid, true, SnapshotSelf, 1, &key);
 	found = HeapTupleIsValid(systable_getnext(scan));
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
