@@ -14,7 +14,9 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/origin.h"
+#include "storage/lmgr.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "continuous.h"
@@ -116,15 +118,34 @@ mt_pipeline_query_changed(MtTable *mt)
 /*
  * Owner, name or schema changed: pg_cron's job follows (its name and user),
  * or the table moves to the worker when its new owner cannot run jobs.
+ *
+ * The table is locked first (ACCESS SHARE: a drop is waited for, a refresh
+ * is not), then its catalog row (see catalog.h): a table dropped while we
+ * waited took its job with it, and is left alone.
  */
 void
 mt_pipeline_owner_changed(Oid relid)
 {
-	MtTable    *mt = mt_catalog_lookup(relid, true);
+	MtTable    *mt;
+	int64		jobid;
+	char	   *scheduler;
 
-	if (mt && mt->refresh_mode == MT_MODE_FULL)
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 	{
-		mt_scheduler_sync_job(mt);
+		UnlockRelationOid(relid, AccessShareLock);
+		return;
+	}
+	mt = mt_catalog_lock(relid);
+	if (mt == NULL || mt->refresh_mode != MT_MODE_FULL)
+		return;
+	jobid = mt->cron_jobid;
+	scheduler = mt->scheduler;
+	mt_scheduler_sync_job(mt);
+	if (mt->cron_jobid != jobid ||
+		(mt->scheduler == NULL) != (scheduler == NULL) ||
+		(mt->scheduler && strcmp(mt->scheduler, scheduler) != 0))
+	{
 		mt_catalog_update(mt);
 		mt_wake_worker_at_commit();
 	}
@@ -134,7 +155,8 @@ mt_pipeline_owner_changed(Oid relid)
  * A table, schema or role was renamed, moved or reassigned, or pg_cron
  * came or went: every FULL table's job follows (tables move between
  * pg_cron and the worker as need be).  Such commands are rare, and do not
- * say which tables they touch.
+ * say which tables they touch.  The tables are taken in OID order, as
+ * every command that goes over all of them does.
  */
 void
 mt_pipeline_recheck_schedules(void)
