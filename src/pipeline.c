@@ -21,6 +21,7 @@
 #include "catalog.h"
 #include "continuous.h"
 #include "launcher.h"
+#include "materialized_table.h"
 #include "pipeline.h"
 #include "scheduler.h"
 
@@ -170,16 +171,33 @@ mt_pipeline_recheck_schedules(void)
 /*
  * DROP EXTENSION: remove every job now (in the dropping transaction); the
  * worker finds the extension gone after commit and cleans up after itself.
+ *
+ * The tables are locked first, in the ACCESS EXCLUSIVE mode their drop
+ * takes anyway (a table being dropped or changed is waited for; one dropped
+ * meanwhile took its job with it), then the whole catalog: a CREATE that
+ * was under way has committed or rolled back when the catalog is read
+ * again, so its job is removed too, and no new table can come.
  */
 void
 mt_pipeline_extension_dropped(void)
 {
 	ListCell   *lc;
+	Oid			catalog;
+
+	foreach(lc, mt_catalog_all_relids())
+		LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
+	catalog = get_relname_relid(MT_CATALOG_TABLE, mt_internal_namespace());
+	if (OidIsValid(catalog))
+		LockRelationOid(catalog, AccessExclusiveLock);
 
 	foreach(lc, mt_catalog_all_relids())
 	{
-		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
+		Oid			relid = lfirst_oid(lc);
+		MtTable    *mt;
 
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+			continue;
+		mt = mt_catalog_lookup(relid, true);
 		if (mt)
 			mt_scheduler_stop(mt);
 	}
