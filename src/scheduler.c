@@ -379,8 +379,37 @@ is_date_formatter(const char *key, char **column)
 }
 
 /*
+ * Is this run of the table still to be made?  Says why not when it has
+ * outlived its table, or the table's FULL mode.
+ */
+static bool
+run_still_due(Oid relid, MtTable *mt, bool from_worker)
+{
+	/* (a reader's snapshot may still see the row of a dropped table) */
+	if (mt == NULL || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		/* a run that outlived its table does nothing */
+		ereport(NOTICE,
+				(errmsg("relation with OID %u is no longer a materialized table, skipping", relid)));
+		return false;
+	}
+	if (mt->refresh_mode != MT_MODE_FULL)
+	{
+		/* a run that outlived the table's switch to CONTINUOUS mode */
+		ereport(NOTICE,
+				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
+						get_rel_name(relid))));
+		return false;
+	}
+	return !(mt->status == MT_STATUS_SUSPENDED && from_worker);
+}
+
+/*
  * mt_scheduled_refresh
  *		One scheduled run of a FULL table.
+ *
+ * The catalog row is read again once the table is locked: a drop or a
+ * change of the table that committed in between is then seen.
  */
 void
 mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
@@ -390,24 +419,9 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 	List	   *filter = NIL;
 	ListCell   *lc;
 
-	if (mt == NULL)
-	{
-		/* a run that outlived its table does nothing */
-		ereport(NOTICE,
-				(errmsg("relation with OID %u is no longer a materialized table, skipping", relid)));
+	if (!run_still_due(relid, mt, from_worker))
 		return;
-	}
 	mt_check_owner(relid);
-	if (mt->refresh_mode != MT_MODE_FULL)
-	{
-		/* a run that outlived the table's switch to CONTINUOUS mode */
-		ereport(NOTICE,
-				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
-						get_rel_name(relid))));
-		return;
-	}
-	if (mt->status == MT_STATUS_SUSPENDED && from_worker)
-		return;
 
 	/*
 	 * A refresh of this table is still running (the previous run, or a
@@ -417,6 +431,12 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 	{
 		mt_history_note(relid, mt_trigger_name(MT_TRIGGER_SCHEDULED), NULL, "SKIPPED",
 						"another refresh of the table was still running", true);
+		return;
+	}
+	mt = mt_catalog_lookup(relid, true);
+	if (!run_still_due(relid, mt, from_worker))
+	{
+		UnlockRelationOid(relid, MT_REFRESH_LOCKMODE);
 		return;
 	}
 
