@@ -28,6 +28,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -107,7 +108,17 @@ catalog_has_row(Oid relid)
 	if (!OidIsValid(catalog_oid) || !OidIsValid(index_oid))
 		return false;
 
-	rel = table_open(catalog_oid, AccessShareLock);
+	/*
+	 * A DROP EXTENSION may hold the catalog: once it has committed, there
+	 * is no catalog, and so no materialized table.
+	 */
+	LockRelationOid(catalog_oid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(catalog_oid)))
+	{
+		UnlockRelationOid(catalog_oid, AccessShareLock);
+		return false;
+	}
+	rel = table_open(catalog_oid, NoLock);
 	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(rel, index_oid, true, SnapshotSelf, 1, &key);
