@@ -121,8 +121,13 @@ mt_pipeline_query_changed(MtTable *mt)
  * or the table moves to the worker when its new owner cannot run jobs.
  *
  * The table is locked first (ACCESS SHARE: a drop is waited for, a refresh
- * is not), then its catalog row (see catalog.h): a table dropped while we
- * waited took its job with it, and is left alone.
+ * is not); a table dropped while we waited took its job with it, and is
+ * left alone.  A job that matches its table is left alone too (a rename
+ * of a source changes no job), and the table let go: its catalog row is
+ * not locked, so a command changing that table, which may be waiting for
+ * the table this command renamed, is not waited for, and a drop of the
+ * table need not wait for this command.  Otherwise the row is locked (see
+ * catalog.h) and read again before the job changes.
  */
 void
 mt_pipeline_owner_changed(Oid relid)
@@ -134,6 +139,13 @@ mt_pipeline_owner_changed(Oid relid)
 	LockRelationOid(relid, AccessShareLock);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return;
+	}
+	mt = mt_catalog_lookup(relid, true);
+	if (mt == NULL || mt->refresh_mode != MT_MODE_FULL || mt_scheduler_in_sync(mt))
+	{
+		/* nothing done that a drop of the table must wait for */
 		UnlockRelationOid(relid, AccessShareLock);
 		return;
 	}

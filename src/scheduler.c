@@ -289,6 +289,34 @@ same_text(const char *a, const char *b)
 }
 
 /*
+ * mt_scheduler_in_sync
+ *		Is the table driven as mt_scheduler_sync_job would leave it: by a
+ *		job of pg_cron's that has its name, schedule, owner and activity,
+ *		or by the worker when pg_cron cannot drive it?  Reads only.
+ */
+bool
+mt_scheduler_in_sync(MtTable *mt)
+{
+	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
+	char	   *cur_schedule;
+	char	   *cur_username;
+	char	   *cur_jobname;
+	bool		cur_active;
+
+	if (mt->refresh_mode != MT_MODE_FULL)
+		return mt->cron_jobid == 0;
+	if (!pg_cron_can_drive(mt, schedule))
+		return mt->cron_jobid == 0 && same_text(mt->scheduler, MT_SCHEDULER_WORKER);
+	if (!job_exists(mt) ||
+		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
+		return false;
+	return same_text(cur_jobname, job_name(mt->relid)) &&
+		same_text(cur_schedule, schedule) &&
+		same_text(cur_username, owner_name(mt->relid)) &&
+		cur_active == (mt->status != MT_STATUS_SUSPENDED);
+}
+
+/*
  * mt_scheduler_sync_job
  *		After a change of freshness, name, schema or owner: make the job
  *		match, or move the table between pg_cron and the worker.  A job
@@ -310,6 +338,8 @@ mt_scheduler_sync_job(MtTable *mt)
 		mt_scheduler_stop(mt);
 		return;
 	}
+	if (mt_scheduler_in_sync(mt))
+		return;
 	if (!pg_cron_can_drive(mt, schedule) || !job_exists(mt) ||
 		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
 	{
@@ -336,8 +366,6 @@ mt_scheduler_sync_job(MtTable *mt)
 	}
 
 	username = owner_name(mt->relid);
-	if (!same_text(cur_schedule, schedule) || !same_text(cur_username, username) ||
-		cur_active != active)
 	{
 		Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, BOOLOID};
 		Datum		values[4];
