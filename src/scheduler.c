@@ -244,7 +244,10 @@ mt_scheduler_set_active(MtTable *mt, bool active)
 	}
 }
 
-/* The job's settings as pg_cron has them; false if there is no such job. */
+/*
+ * The job's settings as pg_cron has them now (a new snapshot, after what
+ * the caller waited for); false if there is no such job.
+ */
 static bool
 job_read(int64 jobid, char **schedule, char **username, bool *active, char **jobname)
 {
@@ -258,7 +261,7 @@ job_read(int64 jobid, char **schedule, char **username, bool *active, char **job
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT schedule, username, active, jobname FROM cron.job "
 							  "WHERE jobid = $1",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_cron's job " INT64_FORMAT, jobid);
 	if (SPI_processed == 1)
 	{
@@ -307,7 +310,7 @@ mt_scheduler_in_sync(MtTable *mt)
 		return mt->cron_jobid == 0;
 	if (!pg_cron_can_drive(mt, schedule))
 		return mt->cron_jobid == 0 && same_text(mt->scheduler, MT_SCHEDULER_WORKER);
-	if (!job_exists(mt) ||
+	if (mt->cron_jobid == 0 ||
 		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
 		return false;
 	return same_text(cur_jobname, job_name(mt->relid)) &&
@@ -340,7 +343,7 @@ mt_scheduler_sync_job(MtTable *mt)
 	}
 	if (mt_scheduler_in_sync(mt))
 		return;
-	if (!pg_cron_can_drive(mt, schedule) || !job_exists(mt) ||
+	if (!pg_cron_can_drive(mt, schedule) || mt->cron_jobid == 0 ||
 		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
 	{
 		mt_scheduler_stop(mt);
