@@ -54,6 +54,13 @@ RETURNS text
 LANGUAGE C STRICT STABLE
 AS 'MODULE_PATHNAME', 'mt_show_create';
 
+-- A table's query as materialized_tables shows it (its hidden view,
+-- deparsed); no row when the table was dropped while the reader waited.
+CREATE FUNCTION materialized_table_internal.query_definition(query_view regclass)
+RETURNS SETOF text
+LANGUAGE C STRICT STABLE ROWS 1
+AS 'MODULE_PATHNAME', 'mt_query_definition';
+
 -- Cleans the catalog when a materialized table is dropped by any means
 -- (DROP TABLE, DROP SCHEMA ... CASCADE, DROP OWNED, a cascade from a source).
 CREATE FUNCTION materialized_table_internal.on_sql_drop()

@@ -45,7 +45,7 @@ SELECT t.relid AS table_name,
        t.refresh_mode,
        materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit) AS freshness,
        t.refresh_status,
-       pg_catalog.btrim(pg_catalog.pg_get_viewdef(t.query_view, true), E' \n;') AS definition_query,
+       d.definition_query,
        t.partition_keys,
        t.options,
        t.last_refresh_time,
@@ -65,6 +65,8 @@ SELECT t.relid AS table_name,
        l.current_lag <= materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit)
            AS freshness_met
   FROM materialized_table_internal.mt_table t
+  -- no row for a table dropped while the reader waited for its query
+  CROSS JOIN LATERAL materialized_table_internal.query_definition(t.query_view) d(definition_query)
   LEFT JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid
   CROSS JOIN LATERAL materialized_table_internal.current_lag(t, c) l;
 REVOKE ALL ON materialized_table_internal.tables FROM PUBLIC;

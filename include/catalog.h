@@ -7,8 +7,16 @@
  * MT's OID (stored as regclass so that dumps restore it by name).  MtTable
  * mirrors the row; Anum_mt_table_* number its columns for direct reads.
  *
- * Locking: callers that change a row hold a lock on the MT itself
- * (mt_lock_for_change), so two sessions never rewrite the same row.
+ * Locking, in this order:
+ *	  1. the MT itself (the relation), in the mode of the command: readers
+ *		 AccessShareLock, ALTER MT_REFRESH_LOCKMODE, DROP AccessExclusiveLock;
+ *	  2. its catalog row, FOR UPDATE (mt_catalog_lock), by every command that
+ *		 changes the row or the table's pg_cron job.
+ * Each checks again after its lock that the table is still there: a drop
+ * that committed meanwhile makes the table "not exist" (undefined_table)
+ * for commands that name it, and makes commands that go over all tables
+ * (renames, DROP EXTENSION) leave it out.  DROP EXTENSION locks every MT,
+ * then the whole catalog, before it reads the catalog to remove the jobs.
  *
  *-------------------------------------------------------------------------
  */
@@ -76,6 +84,7 @@ typedef struct MtTable
 extern bool mt_is_materialized_table(Oid relid);
 extern Oid	mt_owning_materialized_table(Oid relid);
 extern MtTable *mt_catalog_lookup(Oid relid, bool missing_ok);
+extern MtTable *mt_catalog_lock(Oid relid);
 extern List *mt_catalog_all_relids(void);
 extern void mt_catalog_insert(MtTable *mt);
 extern void mt_catalog_update(MtTable *mt);

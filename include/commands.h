@@ -14,6 +14,7 @@
 #define MT_COMMANDS_H
 
 #include "nodes/parsenodes.h"
+#include "storage/lockdefs.h"
 
 #include "catalog.h"
 #include "ddl_parser.h"
@@ -50,7 +51,9 @@ extern void mt_forget_table(Oid relid);
 
 /* command_common.c */
 extern Oid	mt_resolve_namespace(MtStatement *st, MtQualifiedName *name);
-extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok);
+extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, LOCKMODE lockmode,
+							bool missing_ok);
+extern MtTable *mt_lock_catalog_row(MtStatement *st, MtQualifiedName *name, Oid relid);
 extern void mt_check_owner(Oid relid);
 extern char *mt_qualified_name(Oid relid);
 extern char *mt_type_sql(Oid typid, int32 typmod);

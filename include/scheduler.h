@@ -25,6 +25,7 @@ extern void mt_scheduler_start(MtTable *mt);
 extern void mt_scheduler_stop(MtTable *mt);
 extern void mt_scheduler_set_active(MtTable *mt, bool active);
 extern void mt_scheduler_sync_job(MtTable *mt);
+extern bool mt_scheduler_in_sync(MtTable *mt);
 extern bool mt_pg_cron_available(void);
 
 extern TimestampTz mt_schedule_floor(MtTable *mt, TimestampTz t);

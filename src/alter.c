@@ -873,11 +873,14 @@ const char *
 mt_alter_command(MtStatement *st)
 {
 	MtAlterStmt *a = st->alter;
-	Oid			relid = mt_lookup_table(st, a->name, false);
+	Oid			relid;
 
-	mt_check_owner(relid);
-	/* changes of one table are serialized with its refreshes; readers go on */
-	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
+	/*
+	 * Changes of one table are serialized with its refreshes, readers go
+	 * on; then the catalog row, which the actions below read and change.
+	 */
+	relid = mt_lookup_table(st, a->name, MT_REFRESH_LOCKMODE, false);
+	(void) mt_lock_catalog_row(st, a->name, relid);
 
 	switch (a->action)
 	{

@@ -9,6 +9,11 @@
  * are cached per backend and dropped whenever PostgreSQL invalidates the
  * relation's relcache entry (creating and dropping a table both do).
  *
+ * Locking: a command that changes a table's row, or its pg_cron job, locks
+ * the table itself first and then the row (mt_catalog_lock), and reads
+ * the row only after both: so commands on one table queue in one order,
+ * and each sees the row as the one before it left it.  See catalog.h.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -23,6 +28,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -33,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -73,7 +80,16 @@ mt_catalog_cache_reset(void)
 		hash_search(mt_cache, &entry->relid, HASH_REMOVE, NULL);
 }
 
-/* Probe the catalog's primary key index for relid. */
+/*
+ * Probe the catalog's primary key index for relid.
+ *
+ * The executor hook asks this for the target of every write, so it reads
+ * the row as catalog lookups do, committed or not (SnapshotSelf), and not
+ * with an MVCC snapshot: in a SERIALIZABLE transaction, an MVCC read would
+ * take a predicate lock on the catalog, and an INSERT into the source of a
+ * table being created would then conflict with the CREATE that writes the
+ * catalog, making one of them fail where CREATE TABLE AS does not.
+ */
 static bool
 catalog_has_row(Oid relid)
 {
@@ -92,10 +108,20 @@ catalog_has_row(Oid relid)
 	if (!OidIsValid(catalog_oid) || !OidIsValid(index_oid))
 		return false;
 
-	rel = table_open(catalog_oid, AccessShareLock);
+	/*
+	 * A DROP EXTENSION may hold the catalog: once it has committed, there
+	 * is no catalog, and so no materialized table.
+	 */
+	LockRelationOid(catalog_oid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(catalog_oid)))
+	{
+		UnlockRelationOid(catalog_oid, AccessShareLock);
+		return false;
+	}
+	rel = table_open(catalog_oid, NoLock);
 	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, index_oid, true, NULL, 1, &key);
+	scan = systable_beginscan(rel, index_oid, true, SnapshotSelf, 1, &key);
 	found = HeapTupleIsValid(systable_getnext(scan));
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -567,11 +593,14 @@ mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 }
 
 /*
- * mt_catalog_lookup
- *		The catalog row of an MT, allocated in the caller's memory context.
+ * catalog_read
+ *		The catalog row of an MT, allocated in the caller's memory context;
+ *		NULL if there is none.  With for_update, the row is locked FOR
+ *		UPDATE: a transaction that changed it is waited for, and the row is
+ *		then read as it left it (or found gone).
  */
-MtTable *
-mt_catalog_lookup(Oid relid, bool missing_ok)
+static MtTable *
+catalog_read(Oid relid, bool for_update)
 {
 	MtSavedUser saved;
 	MemoryContext caller = CurrentMemoryContext;
@@ -580,15 +609,9 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 	char	   *sql;
 	MtTable    *mt = NULL;
 
-	if (!OidIsValid(mt_internal_namespace()))
-	{
-		if (missing_ok)
-			return NULL;
-		elog(ERROR, "extension \"%s\" is not installed", MT_EXTENSION_NAME);
-	}
-
-	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1",
-				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1%s",
+				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE,
+				   for_update ? " FOR UPDATE" : "");
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (mt_spi_execute_saved(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
@@ -626,11 +649,61 @@ mt_catalog_lookup(Oid relid, bool missing_ok)
 	}
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
+	return mt;
+}
 
-	if (mt == NULL && !missing_ok)
+/*
+ * mt_catalog_lookup
+ *		The catalog row of an MT, allocated in the caller's memory context.
+ */
+MtTable *
+mt_catalog_lookup(Oid relid, bool missing_ok)
+{
+	MtTable    *mt;
+	char	   *name;
+
+	if (!OidIsValid(mt_internal_namespace()))
+	{
+		if (missing_ok)
+			return NULL;
+		elog(ERROR, "extension \"%s\" is not installed", MT_EXTENSION_NAME);
+	}
+
+	mt = catalog_read(relid, false);
+	if (mt != NULL || missing_ok)
+		return mt;
+	name = get_rel_name(relid);
+	if (name == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a materialized table", get_rel_name(relid))));
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("\"%s\" is not a materialized table", name)));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * mt_catalog_lock
+ *		Lock an MT's catalog row for a change of the row or of the table's
+ *		pg_cron job, and read it; NULL if the table is no longer a
+ *		materialized table (dropped by a transaction that committed while
+ *		we waited, say).
+ *
+ * The caller holds a lock on the table itself, taken before this one (see
+ * catalog.h).  A transaction that changed the row (a DROP, an ALTER, a
+ * rename that moved the table's job) is waited for; what it changed in
+ * PostgreSQL's catalogs (a name, an owner) is then taken in too.
+ */
+MtTable *
+mt_catalog_lock(Oid relid)
+{
+	MtTable    *mt;
+
+	if (!OidIsValid(mt_internal_namespace()))
+		return NULL;
+	mt = catalog_read(relid, true);
+	AcceptInvalidationMessages();
 	return mt;
 }
 

@@ -36,6 +36,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -75,37 +76,92 @@ mt_resolve_namespace(MtStatement *st, MtQualifiedName *name)
 	return RangeVarGetCreationNamespace(makeRangeVar(NULL, name->name, -1));
 }
 
+typedef struct LookupArg
+{
+	MtStatement *st;
+	MtQualifiedName *name;
+} LookupArg;
+
+/*
+ * lookup_callback
+ *		Called by RangeVarGetRelidExtended between finding the name and
+ *		locking the relation (and again if the name leads elsewhere after
+ *		the lock), as RangeVarCallbackForDropRelation is: a relation that is
+ *		not a materialized table, or not the user's, is refused before its
+ *		lock is waited for.
+ */
+static void
+lookup_callback(const RangeVar *relation, Oid relid, Oid oldrelid, void *arg)
+{
+	LookupArg  *a = (LookupArg *) arg;
+
+	if (!OidIsValid(relid))
+		return;
+	if (!mt_is_materialized_table(relid))
+	{
+		/* a relation dropped since we found its name: the lock will tell */
+		AcceptInvalidationMessages();
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a materialized table", a->name->name),
+				 errhint("Use the ordinary SQL statement for this kind of relation."),
+				 mt_errposition(a->st->source, a->name->location)));
+	}
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return;
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+}
+
 /*
  * mt_lookup_table
- *		The OID of the materialized table a Flink name refers to.
+ *		The OID of the materialized table a Flink name refers to, locked in
+ *		lockmode, and owned by the user.
  *
  * A relation of that name that is not a materialized table is always an
- * error; a missing one is InvalidOid when missing_ok.
+ * error; a missing one is InvalidOid when missing_ok.  The name is looked
+ * up again after the lock, so a table dropped or renamed by a transaction
+ * that committed while we waited is missing, as for PostgreSQL's own
+ * commands.  The caller locks the catalog row next (mt_catalog_lock), and
+ * must expect it to be gone: DROP EXTENSION may have come in between.
  */
 Oid
-mt_lookup_table(MtStatement *st, MtQualifiedName *name, bool missing_ok)
+mt_lookup_table(MtStatement *st, MtQualifiedName *name, LOCKMODE lockmode, bool missing_ok)
 {
+	LookupArg	arg = {st, name};
 	Oid			relid;
 
 	(void) mt_resolve_namespace(st, name);
-	relid = RangeVarGetRelid(makeRangeVar(name->schema, name->name, -1), NoLock, true);
-	if (!OidIsValid(relid))
-	{
-		if (missing_ok)
-			return InvalidOid;
+	relid = RangeVarGetRelidExtended(makeRangeVar(name->schema, name->name, -1), lockmode,
+									 RVR_MISSING_OK, lookup_callback, &arg);
+	if (!OidIsValid(relid) && !missing_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("materialized table \"%s\" does not exist",
 						name->schema ? psprintf("%s.%s", name->schema, name->name) : name->name),
 				 mt_errposition(st->source, name->location)));
-	}
-	if (!mt_is_materialized_table(relid))
+	return relid;
+}
+
+/*
+ * mt_lock_catalog_row
+ *		After mt_lookup_table: lock and read the table's catalog row.  The
+ *		table is locked, so only the catalog can have changed meanwhile
+ *		(DROP EXTENSION): the table is then not a materialized table.
+ */
+MtTable *
+mt_lock_catalog_row(MtStatement *st, MtQualifiedName *name, Oid relid)
+{
+	MtTable    *mt = mt_catalog_lock(relid);
+
+	if (mt == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a materialized table", name->name),
-				 errhint("Use the ordinary SQL statement for this kind of relation."),
 				 mt_errposition(st->source, name->location)));
-	return relid;
+	return mt;
 }
 
 /* Only the owner (or a superuser) may alter, refresh or drop an MT. */

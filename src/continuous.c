@@ -25,6 +25,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -393,8 +394,24 @@ mt_continuous_source_reanalyze(Oid relid)
 	ListCell   *lc;
 	List	   *readers = mt_chain_readers(relid);
 
+	/* each table, then its catalog row (see catalog.h), in OID order */
+	list_sort(readers, list_oid_cmp);
 	foreach(lc, readers)
-		mt_continuous_query_changed(mt_catalog_lookup(lfirst_oid(lc), false));
+	{
+		Oid			reader = lfirst_oid(lc);
+		MtTable    *mt;
+
+		LockRelationOid(reader, MT_REFRESH_LOCKMODE);
+		/* a table dropped while we waited is not switched */
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(reader)))
+		{
+			UnlockRelationOid(reader, MT_REFRESH_LOCKMODE);
+			continue;
+		}
+		mt = mt_catalog_lock(reader);
+		if (mt != NULL && mt->refresh_mode == MT_MODE_CONTINUOUS)
+			mt_continuous_query_changed(mt);
+	}
 	if (readers != NIL)
 		mt_wake_worker_at_commit();
 }

@@ -1013,7 +1013,7 @@ alter_existing(MtStatement *st, Oid relid)
 
 	mt_check_owner(relid);
 	LockRelationOid(relid, ShareUpdateExclusiveLock);
-	mt = mt_catalog_lookup(relid, false);
+	mt = mt_lock_catalog_row(st, c->name, relid);
 
 	if (c->refresh_mode != MT_MODE_UNSET && c->refresh_mode != mt->refresh_mode)
 		ereport(ERROR,
@@ -1092,7 +1092,10 @@ mt_create_command(MtStatement *st)
 	Oid			nspid;
 
 	nspid = mt_resolve_namespace(st, c->name);
-	relid = RangeVarGetRelid(makeRangeVar(c->name->schema, c->name->name, -1), NoLock, true);
+	/* as CREATE OR REPLACE VIEW: a table dropped while we waited is created anew */
+	relid = RangeVarGetRelidExtended(makeRangeVar(c->name->schema, c->name->name, -1),
+									 c->or_alter ? ShareUpdateExclusiveLock : NoLock,
+									 RVR_MISSING_OK, NULL, NULL);
 	if (OidIsValid(relid) && c->name->schema == NULL && get_rel_namespace(relid) != nspid &&
 		!c->or_alter)
 		relid = InvalidOid;		/* found further down search_path: create in the first */

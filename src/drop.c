@@ -9,6 +9,10 @@
  * history, job or worker is left behind.  DROP EXTENSION is handled by the
  * utility hook before the extension's own objects go (see guards.c).
  *
+ * Locking: the table first (the ACCESS EXCLUSIVE lock its drop takes
+ * anyway), then its catalog row; a drop that waited for another one finds
+ * the table gone, as DROP TABLE does.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -34,12 +38,12 @@ PG_FUNCTION_INFO_V1(mt_on_sql_drop);
  * mt_forget_table
  *		Remove every trace of an MT but the table itself: its pipeline
  *		first, then its history and catalog row.  Does nothing for a table
- *		the catalog does not know (any more).
+ *		the catalog does not know (any more).  The caller holds the table.
  */
 void
 mt_forget_table(Oid relid)
 {
-	if (mt_catalog_lookup(relid, true) == NULL)
+	if (mt_catalog_lock(relid) == NULL)
 		return;
 	mt_pipeline_table_dropped(relid);
 	mt_history_forget_table(relid);
@@ -50,7 +54,7 @@ const char *
 mt_drop_command(MtStatement *st)
 {
 	MtDropStmt *d = st->drop;
-	Oid			relid = mt_lookup_table(st, d->name, d->if_exists);
+	Oid			relid = mt_lookup_table(st, d->name, AccessExclusiveLock, d->if_exists);
 	ObjectAddress address;
 
 	if (!OidIsValid(relid))
@@ -59,8 +63,7 @@ mt_drop_command(MtStatement *st)
 				(errmsg("materialized table \"%s\" does not exist, skipping", d->name->name)));
 		return "DROP MATERIALIZED TABLE";
 	}
-	mt_check_owner(relid);
-	LockRelationOid(relid, AccessExclusiveLock);
+	(void) mt_lock_catalog_row(st, d->name, relid);
 
 	mt_forget_table(relid);
 	ObjectAddressSet(address, RelationRelationId, relid);
@@ -91,7 +94,8 @@ mt_on_sql_drop(PG_FUNCTION_ARGS)
 					"  FROM materialized_table_internal.mt_table t"
 					"  JOIN pg_catalog.pg_event_trigger_dropped_objects() d"
 					"    ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass"
-					"   AND d.objid = t.relid::pg_catalog.oid AND d.objsubid = 0",
+					"   AND d.objid = t.relid::pg_catalog.oid AND d.objsubid = 0"
+					" ORDER BY 1",
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the dropped objects");
 	for (i = 0; i < SPI_processed; i++)

@@ -14,11 +14,14 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/origin.h"
+#include "storage/lmgr.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "continuous.h"
 #include "launcher.h"
+#include "materialized_table.h"
 #include "pipeline.h"
 #include "scheduler.h"
 
@@ -116,15 +119,46 @@ mt_pipeline_query_changed(MtTable *mt)
 /*
  * Owner, name or schema changed: pg_cron's job follows (its name and user),
  * or the table moves to the worker when its new owner cannot run jobs.
+ *
+ * The table is locked first (ACCESS SHARE: a drop is waited for, a refresh
+ * is not); a table dropped while we waited took its job with it, and is
+ * left alone.  A job that matches its table is left alone too (a rename
+ * of a source changes no job), and the table let go: its catalog row is
+ * not locked, so a command changing that table, which may be waiting for
+ * the table this command renamed, is not waited for, and a drop of the
+ * table need not wait for this command.  Otherwise the row is locked (see
+ * catalog.h) and read again before the job changes.
  */
 void
 mt_pipeline_owner_changed(Oid relid)
 {
-	MtTable    *mt = mt_catalog_lookup(relid, true);
+	MtTable    *mt;
+	int64		jobid;
+	char	   *scheduler;
 
-	if (mt && mt->refresh_mode == MT_MODE_FULL)
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 	{
-		mt_scheduler_sync_job(mt);
+		UnlockRelationOid(relid, AccessShareLock);
+		return;
+	}
+	mt = mt_catalog_lookup(relid, true);
+	if (mt == NULL || mt->refresh_mode != MT_MODE_FULL || mt_scheduler_in_sync(mt))
+	{
+		/* nothing done that a drop of the table must wait for */
+		UnlockRelationOid(relid, AccessShareLock);
+		return;
+	}
+	mt = mt_catalog_lock(relid);
+	if (mt == NULL || mt->refresh_mode != MT_MODE_FULL)
+		return;
+	jobid = mt->cron_jobid;
+	scheduler = mt->scheduler;
+	mt_scheduler_sync_job(mt);
+	if (mt->cron_jobid != jobid ||
+		(mt->scheduler == NULL) != (scheduler == NULL) ||
+		(mt->scheduler && strcmp(mt->scheduler, scheduler) != 0))
+	{
 		mt_catalog_update(mt);
 	}
 	/* a CONTINUOUS table's worker runs its query's code as the new owner */
@@ -136,7 +170,8 @@ mt_pipeline_owner_changed(Oid relid)
  * A table, schema or role was renamed, moved or reassigned, or pg_cron
  * came or went: every FULL table's job follows (tables move between
  * pg_cron and the worker as need be).  Such commands are rare, and do not
- * say which tables they touch.
+ * say which tables they touch.  The tables are taken in OID order, as
+ * every command that goes over all of them does.
  */
 void
 mt_pipeline_recheck_schedules(void)
@@ -150,16 +185,33 @@ mt_pipeline_recheck_schedules(void)
 /*
  * DROP EXTENSION: remove every job now (in the dropping transaction); the
  * worker finds the extension gone after commit and cleans up after itself.
+ *
+ * The tables are locked first, in the ACCESS EXCLUSIVE mode their drop
+ * takes anyway (a table being dropped or changed is waited for; one dropped
+ * meanwhile took its job with it), then the whole catalog: a CREATE that
+ * was under way has committed or rolled back when the catalog is read
+ * again, so its job is removed too, and no new table can come.
  */
 void
 mt_pipeline_extension_dropped(void)
 {
 	ListCell   *lc;
+	Oid			catalog;
+
+	foreach(lc, mt_catalog_all_relids())
+		LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
+	catalog = get_relname_relid(MT_CATALOG_TABLE, mt_internal_namespace());
+	if (OidIsValid(catalog))
+		LockRelationOid(catalog, AccessExclusiveLock);
 
 	foreach(lc, mt_catalog_all_relids())
 	{
-		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
+		Oid			relid = lfirst_oid(lc);
+		MtTable    *mt;
 
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+			continue;
+		mt = mt_catalog_lookup(relid, true);
 		if (mt)
 			mt_scheduler_stop(mt);
 	}

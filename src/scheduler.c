@@ -30,8 +30,11 @@
  * pg_cron's jobs are rows in cron.job: creating, changing and removing
  * them happens in the caller's transaction and is undone by its ROLLBACK.
  * They are managed with the rights of the extension's owner (pg_cron lets
- * only a superuser create a job for another role) and run as the table's
- * owner.
+ * only a superuser create a job for another role), only through pg_cron's
+ * functions (cron.schedule_in_database, cron.alter_job, cron.unschedule),
+ * and run as the table's owner.  The caller holds the table and its
+ * catalog row locked (see catalog.h): pg_cron changes and removes a job
+ * row in place, and fails on a row another transaction is changing.
  *
  * A scheduled run computes its schedule time, trigger time minus
  * freshness, formats it with each 'partition.fields.<col>.date-formatter'
@@ -54,6 +57,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -241,41 +245,142 @@ mt_scheduler_set_active(MtTable *mt, bool active)
 }
 
 /*
+ * The job's settings as pg_cron has them now (a new snapshot, after what
+ * the caller waited for); false if there is no such job.
+ */
+static bool
+job_read(int64 jobid, char **schedule, char **username, bool *active, char **jobname)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(jobid)};
+	MtSavedUser saved;
+	MemoryContext caller = CurrentMemoryContext;
+	bool		found = false;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT schedule, username, active, jobname FROM cron.job "
+							  "WHERE jobid = $1",
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_cron's job " INT64_FORMAT, jobid);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *a;
+
+		*schedule = SPI_getvalue(tup, desc, 1);
+		*username = SPI_getvalue(tup, desc, 2);
+		a = SPI_getvalue(tup, desc, 3);
+		*active = a != NULL && strcmp(a, "t") == 0;
+		*jobname = SPI_getvalue(tup, desc, 4);
+		/* SPI_getvalue's copies go with SPI_finish */
+		*schedule = *schedule ? MemoryContextStrdup(caller, *schedule) : NULL;
+		*username = *username ? MemoryContextStrdup(caller, *username) : NULL;
+		*jobname = *jobname ? MemoryContextStrdup(caller, *jobname) : NULL;
+		found = true;
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return found;
+}
+
+static bool
+same_text(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/*
+ * mt_scheduler_in_sync
+ *		Is the table driven as mt_scheduler_sync_job would leave it: by a
+ *		job of pg_cron's that has its name, schedule, owner and activity,
+ *		or by the worker when pg_cron cannot drive it?  Reads only.
+ */
+bool
+mt_scheduler_in_sync(MtTable *mt)
+{
+	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
+	char	   *cur_schedule;
+	char	   *cur_username;
+	char	   *cur_jobname;
+	bool		cur_active;
+
+	if (mt->refresh_mode != MT_MODE_FULL)
+		return mt->cron_jobid == 0;
+	if (!pg_cron_can_drive(mt, schedule))
+		return mt->cron_jobid == 0 && same_text(mt->scheduler, MT_SCHEDULER_WORKER);
+	if (mt->cron_jobid == 0 ||
+		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
+		return false;
+	return same_text(cur_jobname, job_name(mt->relid)) &&
+		same_text(cur_schedule, schedule) &&
+		same_text(cur_username, owner_name(mt->relid)) &&
+		cur_active == (mt->status != MT_STATUS_SUSPENDED);
+}
+
+/*
  * mt_scheduler_sync_job
  *		After a change of freshness, name, schema or owner: make the job
- *		match, or move the table between pg_cron and the worker.
+ *		match, or move the table between pg_cron and the worker.  A job
+ *		that matches already is left as it is.
  */
 void
 mt_scheduler_sync_job(MtTable *mt)
 {
 	char	   *schedule = mt_freshness_cron(mt->freshness_value, mt->freshness_unit);
+	char	   *cur_schedule = NULL;
+	char	   *cur_username = NULL;
+	char	   *cur_jobname = NULL;
+	bool		cur_active = false;
+	char	   *username;
+	bool		active = mt->status != MT_STATUS_SUSPENDED;
 
 	if (mt->refresh_mode != MT_MODE_FULL)
 	{
 		mt_scheduler_stop(mt);
 		return;
 	}
-	if (!pg_cron_can_drive(mt, schedule) || !job_exists(mt))
+	if (mt_scheduler_in_sync(mt))
+		return;
+	if (!pg_cron_can_drive(mt, schedule) || mt->cron_jobid == 0 ||
+		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
 	{
 		mt_scheduler_stop(mt);
 		mt_scheduler_start(mt);
 		return;
 	}
+
+	/*
+	 * pg_cron has no function that renames a job (cron.alter_job leaves the
+	 * name): a job for the table's new name replaces the old one.
+	 */
+	if (!same_text(cur_jobname, job_name(mt->relid)))
 	{
-		Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
-		Datum		values[5];
+		int64		old_jobid = mt->cron_jobid;
+		Oid			types[1] = {INT8OID};
+		Datum		values[1] = {Int64GetDatum(old_jobid)};
+		bool		isnull;
+
+		mt_scheduler_start(mt);
+		if (mt->cron_jobid != old_jobid)
+			(void) cron_call("SELECT cron.unschedule($1)", 1, types, values, NULL, &isnull);
+		return;
+	}
+
+	username = owner_name(mt->relid);
+	{
+		Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, BOOLOID};
+		Datum		values[4];
 		bool		isnull;
 
 		values[0] = Int64GetDatum(mt->cron_jobid);
 		values[1] = CStringGetTextDatum(schedule);
-		values[2] = CStringGetTextDatum(owner_name(mt->relid));
-		values[3] = CStringGetTextDatum(job_name(mt->relid));
-		values[4] = BoolGetDatum(mt->status != MT_STATUS_SUSPENDED);
+		values[2] = CStringGetTextDatum(username);
+		values[3] = BoolGetDatum(active);
 		(void) cron_call("SELECT cron.alter_job(job_id := $1, schedule := $2, username := $3, "
-						 "active := $5)",
-						 5, types, values, NULL, &isnull);
-		(void) cron_call("UPDATE cron.job SET jobname = $4 WHERE jobid = $1 RETURNING jobid",
-						 5, types, values, NULL, &isnull);
+						 "active := $4)",
+						 4, types, values, NULL, &isnull);
 	}
 }
 
@@ -305,8 +410,37 @@ is_date_formatter(const char *key, char **column)
 }
 
 /*
+ * Is this run of the table still to be made?  Says why not when it has
+ * outlived its table, or the table's FULL mode.
+ */
+static bool
+run_still_due(Oid relid, MtTable *mt, bool from_worker)
+{
+	/* (a reader's snapshot may still see the row of a dropped table) */
+	if (mt == NULL || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		/* a run that outlived its table does nothing */
+		ereport(NOTICE,
+				(errmsg("relation with OID %u is no longer a materialized table, skipping", relid)));
+		return false;
+	}
+	if (mt->refresh_mode != MT_MODE_FULL)
+	{
+		/* a run that outlived the table's switch to CONTINUOUS mode */
+		ereport(NOTICE,
+				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
+						get_rel_name(relid))));
+		return false;
+	}
+	return !(mt->status == MT_STATUS_SUSPENDED && from_worker);
+}
+
+/*
  * mt_scheduled_refresh
  *		One scheduled run of a FULL table.
+ *
+ * The catalog row is read again once the table is locked: a drop or a
+ * change of the table that committed in between is then seen.
  */
 void
 mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
@@ -316,24 +450,9 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 	List	   *filter = NIL;
 	ListCell   *lc;
 
-	if (mt == NULL)
-	{
-		/* a run that outlived its table does nothing */
-		ereport(NOTICE,
-				(errmsg("relation with OID %u is no longer a materialized table, skipping", relid)));
+	if (!run_still_due(relid, mt, from_worker))
 		return;
-	}
 	mt_check_owner(relid);
-	if (mt->refresh_mode != MT_MODE_FULL)
-	{
-		/* a run that outlived the table's switch to CONTINUOUS mode */
-		ereport(NOTICE,
-				(errmsg("materialized table \"%s\" is refreshed continuously, skipping its scheduled run",
-						get_rel_name(relid))));
-		return;
-	}
-	if (mt->status == MT_STATUS_SUSPENDED && from_worker)
-		return;
 
 	/*
 	 * A refresh of this table is still running (the previous run, or a
@@ -343,6 +462,12 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 	{
 		mt_history_note(relid, mt_trigger_name(MT_TRIGGER_SCHEDULED), NULL, "SKIPPED",
 						"another refresh of the table was still running", true);
+		return;
+	}
+	mt = mt_catalog_lookup(relid, true);
+	if (!run_still_due(relid, mt, from_worker))
+	{
+		UnlockRelationOid(relid, MT_REFRESH_LOCKMODE);
 		return;
 	}
 

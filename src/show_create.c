@@ -11,6 +11,14 @@
  * ALTERs.  Identifiers are double-quoted where needed; execute() accepts
  * that as well as Flink's backticks.
  *
+ * Also materialized_table_internal.query_definition(), the query as the
+ * view materialized_tables shows it.
+ *
+ * Both read the table's hidden view under a lock, as pg_get_viewdef()
+ * does: a drop of the table, or a new query, holds it.  They take the lock
+ * first, and look again after it: a table dropped while they waited does
+ * not exist (show_create) or has no row (query_definition).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -20,10 +28,13 @@
 #include "utils/memutils.h"
 #include "access/table.h"
 #include "catalog/pg_attrdef.h"
+#include "catalog/pg_class.h"
 #include "commands/comment.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
@@ -37,6 +48,7 @@
 #include "materialized_table.h"
 
 PG_FUNCTION_INFO_V1(mt_show_create);
+PG_FUNCTION_INFO_V1(mt_query_definition);
 
 static void
 append_string_literal(StringInfo buf, const char *s)
@@ -117,10 +129,20 @@ query_column_commented(MtTable *mt, Oid relid, TupleDesc desc)
 	return false;
 }
 
+/* pg_get_viewdef(view, true); the caller holds the view, or its table. */
+static char *
+view_definition(Oid view)
+{
+	return TextDatumGetCString(DirectFunctionCall2(pg_get_viewdef_ext,
+												   ObjectIdGetDatum(view),
+												   BoolGetDatum(true)));
+}
+
 Datum
 mt_show_create(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
+	char	   *relname;
 	MtTable    *mt;
 	Relation	rel;
 	TupleDesc	desc;
@@ -134,10 +156,20 @@ mt_show_create(PG_FUNCTION_ARGS)
 	int			nestlevel;
 	int			i;
 
+	/* the table first, then what the catalogs say about it */
+	relname = get_rel_name(relid);
+	LockRelationOid(relid, AccessShareLock);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		/* dropped while we waited: by the name it had, as a lookup would say */
+		if (relname)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation \"%s\" does not exist", relname)));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+	}
 	mt = mt_catalog_lookup(relid, false);
 	rel = table_open(relid, AccessShareLock);
 	desc = RelationGetDescr(rel);
@@ -245,9 +277,7 @@ mt_show_create(PG_FUNCTION_ARGS)
 					 mt_freshness_text(mt->freshness_value, mt->freshness_unit),
 					 mt_mode_name(mt->refresh_mode));
 
-	query = TextDatumGetCString(DirectFunctionCall2(pg_get_viewdef_ext,
-													ObjectIdGetDatum(mt->query_view),
-													BoolGetDatum(true)));
+	query = view_definition(mt->query_view);
 	/* pg_get_viewdef ends the query with a semicolon */
 	i = strlen(query);
 	while (i > 0 && (query[i - 1] == ';' || query[i - 1] == '\n' || query[i - 1] == ' '))
@@ -257,4 +287,59 @@ mt_show_create(PG_FUNCTION_ARGS)
 	AtEOXact_GUC(true, nestlevel);
 	table_close(rel, AccessShareLock);
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * materialized_table_internal.query_definition(query_view regclass)
+ *
+ * The query of a materialized table as the view materialized_tables shows
+ * it: its hidden view deparsed, as pg_get_viewdef(view, true) gives it
+ * without the spaces, newlines and semicolon around it.  One row, or none
+ * when the view is gone: a reader that waited for a drop of the table
+ * leaves the table out, where pg_get_viewdef() would fail on the relation
+ * it can no longer open.  Readers wait as they do for pg_matviews: the
+ * query of a table being dropped or given a new query is only known once
+ * that has committed or rolled back.
+ */
+Datum
+mt_query_definition(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		Oid			view = PG_GETARG_OID(0);
+		MemoryContext old;
+		char	   *query = NULL;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		LockRelationOid(view, AccessShareLock);
+		if (get_rel_relkind(view) == RELKIND_VIEW)
+		{
+			char	   *start;
+			char	   *end;
+
+			old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+			query = view_definition(view);
+			MemoryContextSwitchTo(old);
+			for (start = query; *start == ' ' || *start == '\n' || *start == ';'; start++)
+				;
+			end = start + strlen(start);
+			while (end > start && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == ';'))
+				*--end = '\0';
+			query = start;
+		}
+		else
+			UnlockRelationOid(view, AccessShareLock);
+		funcctx->user_fctx = query;
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->user_fctx != NULL)
+	{
+		text	   *result = cstring_to_text((char *) funcctx->user_fctx);
+
+		funcctx->user_fctx = NULL;
+		SRF_RETURN_NEXT(funcctx, PointerGetDatum(result));
+	}
+	SRF_RETURN_DONE(funcctx);
 }
