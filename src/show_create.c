@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/relation.h"
 #include "catalog/dependency.h"
 #include "utils/memutils.h"
 #include "access/table.h"
@@ -35,6 +36,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "storage/lmgr.h"
+#include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
@@ -129,13 +131,20 @@ query_column_commented(MtTable *mt, Oid relid, TupleDesc desc)
 	return false;
 }
 
-/* pg_get_viewdef(view, true); the caller holds the view, or its table. */
+/*
+ * What pg_get_viewdef(view, true) gives, from the view's query in the
+ * relcache: pg_get_viewdef() finds the view's rule with SQL of its own,
+ * which runs under the caller's search_path (an operator = earlier in it
+ * would run).  The caller holds the view, or its table.
+ */
 static char *
 view_definition(Oid view)
 {
-	return TextDatumGetCString(DirectFunctionCall2(pg_get_viewdef_ext,
-												   ObjectIdGetDatum(view),
-												   BoolGetDatum(true)));
+	Relation	rel = relation_open(view, NoLock);
+	char	   *text = pg_get_querydef(copyObject(get_view_query(rel)), true);
+
+	relation_close(rel, NoLock);
+	return text;
 }
 
 Datum
