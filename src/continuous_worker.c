@@ -1421,6 +1421,117 @@ acquire_slot(void)
 	return true;
 }
 
+/*
+ * The transaction a commit record ends (its prepared one for COMMIT
+ * PREPARED), and when it committed; InvalidTransactionId for any other
+ * record.
+ */
+static TransactionId
+committed_xid(XLogReaderState *reader, TimestampTz *commit_time)
+{
+	uint8		info = XLogRecGetInfo(reader) & XLOG_XACT_OPMASK;
+	xl_xact_parsed_commit parsed;
+
+	if (XLogRecGetRmid(reader) != RM_XACT_ID ||
+		(info != XLOG_XACT_COMMIT && info != XLOG_XACT_COMMIT_PREPARED))
+		return InvalidTransactionId;
+	ParseCommitRecord(XLogRecGetInfo(reader), (xl_xact_commit *) XLogRecGetData(reader), &parsed);
+	*commit_time = parsed.xact_time;
+	return info == XLOG_XACT_COMMIT_PREPARED ? parsed.twophase_xid : XLogRecGetXid(reader);
+}
+
+/*
+ * Errors that say nothing of the transaction being decoded, but of the
+ * process or the machine: the worker stops on them, as before, and decodes
+ * the transaction again when it starts over.
+ */
+static bool
+error_of_the_process(ErrorData *edata)
+{
+	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return class == ERRCODE_INSUFFICIENT_RESOURCES ||
+		class == ERRCODE_OPERATOR_INTERVENTION ||
+		class == ERRCODE_SYSTEM_ERROR ||
+		edata->sqlerrcode == ERRCODE_DATA_CORRUPTED ||
+		edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED;
+}
+
+/*
+ * A committed transaction could not be replayed, and the reorder buffer
+ * has let it go: some of its changes were handed over, the others never
+ * will be.  Which relations those were is not known, so every table that
+ * follows changes and has not seen the transaction yet is recomputed from
+ * the sources as they are now, which is right whatever the transaction did.
+ */
+static void
+transaction_lost(TransactionId xid, TimestampTz commit_time, ErrorData *edata)
+{
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(batch_context);
+
+	foreach(lc, tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		if (!t->synced || in_baseline(t, xid))
+			continue;
+		table_gives_up(t);
+		if (t->oldest == 0 || commit_time < t->oldest)
+			t->oldest = commit_time;
+	}
+	if (batch_xids == NIL || (TransactionId) llast_oid(batch_xids) != xid)
+		batch_xids = lappend_oid(batch_xids, (Oid) xid);
+	MemoryContextSwitchTo(old);
+	ereport(LOG,
+			(errmsg("materialized_table worker could not decode transaction %u", xid),
+			 errdetail("Decoding it failed: %s", edata->message),
+			 errhint("The CONTINUOUS tables of this database are recomputed from their sources instead.")));
+}
+
+/*
+ * Decode one record.  Replaying a committed transaction reads the catalog
+ * as the transaction saw it, and that can fail for relations gone since:
+ * PostgreSQL looks up the current pg_class row of a user_catalog_table,
+ * say, and finds none once it was dropped.  Such a transaction is
+ * skipped (see transaction_lost), once, instead of failing every attempt
+ * to decode past it -- and with it, every table of the database.  Any
+ * other failure stops the worker, as it would have.
+ */
+static void
+decode_record(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	PG_TRY();
+	{
+		LogicalDecodingProcessRecord(decoding, decoding->reader);
+	}
+	PG_CATCH();
+	{
+		TimestampTz commit_time = 0;
+		TransactionId xid = committed_xid(decoding->reader, &commit_time);
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		/* the reorder buffer cleans a transaction up when its replay fails */
+		if (!TransactionIdIsValid(xid) || error_of_the_process(edata) ||
+			hash_search(decoding->reorder->by_txn, &xid, HASH_FIND, NULL) != NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* the replay's transaction is aborted already; nothing else is open */
+		if (IsTransactionState())
+			AbortCurrentTransaction();
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(caller);
+		transaction_lost(xid, commit_time, edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* Read the WAL flushed so far (or until the batch is full). */
 static void
 decode_batch(void)
@@ -1461,7 +1572,7 @@ decode_batch(void)
 				XLogBeginRead(decoding->reader, decoding->reader->EndRecPtr);
 				break;
 			}
-			LogicalDecodingProcessRecord(decoding, decoding->reader);
+			decode_record();
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
