@@ -580,7 +580,9 @@ catch_lock_timeout(MemoryContext caller)
 
 /*
  * The relations a query view reads: through the views it reads, down to
- * the partitions of the tables, in OID order.
+ * the partitions of the tables, in OID order.  Its operators are named
+ * with their schema: an exact match for oid = regclass elsewhere on a
+ * search_path would be taken over pg_catalog's oid = oid.
  */
 static List *
 relations_read(Oid query_view)
@@ -589,11 +591,12 @@ relations_read(Oid query_view)
 					   "  SELECT $1 "
 					   "  UNION "
 					   "  SELECT d.refobjid FROM pg_catalog.pg_rewrite r "
-					   "    JOIN reads ON r.ev_class = reads.relid "
-					   "    JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
-					   "         AND d.objid = r.oid "
-					   "         AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-					   "   WHERE d.refobjid <> reads.relid) "
+					   "    JOIN reads ON r.ev_class OPERATOR(pg_catalog.=) reads.relid "
+					   "    JOIN pg_catalog.pg_depend d "
+					   "      ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid "
+					   "         AND d.objid OPERATOR(pg_catalog.=) r.oid "
+					   "         AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid "
+					   "   WHERE d.refobjid OPERATOR(pg_catalog.<>) reads.relid) "
 					   "SELECT relid FROM reads "
 					   "UNION "
 					   "SELECT p.relid FROM reads, "
@@ -1631,7 +1634,7 @@ read_state(Oid relid)
 	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
 							  "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
 							  "FROM materialized_table_internal.continuous_state c "
-							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.relid "
+							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid OPERATOR(pg_catalog.=) c.relid "
 							  "WHERE c.relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of a table");
