@@ -175,6 +175,7 @@ typedef struct ContTable
 	TimestampTz oldest;			/* commit time of its oldest change */
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
+	int			failures;		/* in a row, for the back-off */
 
 	/* measured costs, to choose between keys and a full recompute */
 	double		full_ms;		/* of a full recompute; 0: not measured */
@@ -219,6 +220,8 @@ static void sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char act
 static void sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel);
 static void sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn);
 static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, InvalidRepOriginId};
+
+static void state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2);
 
 static int64 batch_changes = 0;
 static bool batch_full = false;
@@ -605,36 +608,167 @@ relations_read(Oid query_view)
 }
 
 /*
+ * After the failures-th failure in a row of a table, how long to wait
+ * before trying it again: its freshness (a second at least), doubled with
+ * each failure after the first, up to a minute.
+ */
+static TimestampTz
+retry_time(TimestampTz now, int64 freshness, int failures)
+{
+	int64		delay = Max(freshness, USECS_PER_SEC);
+
+	delay <<= Min(Max(failures - 1, 0), 6);
+	return now + Min(delay, 60 * USECS_PER_SEC);
+}
+
+/*
+ * Tables the worker could not read (their query could not be analyzed):
+ * not followed, and tried again after a back-off.  In TopMemoryContext.
+ */
+typedef struct Unreadable
+{
+	Oid			relid;
+	int			failures;
+	TimestampTz retry_after;
+} Unreadable;
+
+static List *unreadable = NIL;
+
+static Unreadable *
+unreadable_entry(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, unreadable)
+		if (((Unreadable *) lfirst(lc))->relid == relid)
+			return lfirst(lc);
+	return NULL;
+}
+
+/*
+ * A table could not be read: say so in its history, and have it wait for a
+ * full recompute, its changes unread from now on.  Its freshness shows as
+ * not met (pending_since) until it is maintained again.
+ */
+static void
+table_unreadable(MtTable *mt, ErrorData *edata, TimestampTz started)
+{
+	Unreadable *u = unreadable_entry(mt->relid);
+	int64		freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	MtHistoryRun *run;
+
+	if (u == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		u = palloc0(sizeof(Unreadable));
+		u->relid = mt->relid;
+		unreadable = lappend(unreadable, u);
+		MemoryContextSwitchTo(old);
+	}
+	u->failures++;
+	u->retry_after = retry_time(GetCurrentTimestamp(), freshness, u->failures);
+	ereport(LOG,
+			(errmsg("materialized_table could not follow \"%s\": %s",
+					get_rel_name(mt->relid), edata->message),
+			 errdetail("The table is recomputed once it can be followed again.")));
+	state_exec("UPDATE materialized_table_internal.continuous_state "
+			   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
+			   "WHERE relid = $1", mt->relid, TIMESTAMPTZOID,
+			   TimestampTzGetDatum(started), false);
+	run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, started, false);
+	mt_history_failed(run, edata->message);
+}
+
+/* Analyze one table to follow, into context. */
+static ContTable *
+read_table(MtTable *mt, MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ContTable  *t;
+
+	t = palloc0(sizeof(ContTable));
+	t->relid = mt->relid;
+	t->query_view = mt->query_view;
+	t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
+	t->reads = relations_read(mt->query_view);
+	t->writes = mt_leaf_relations(mt->relid);
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/*
  * The tables to follow, analyzed, into context; false if one is locked.
- * What the analysis locks beyond them is waited for briefly at most.
+ * What the analysis locks beyond them is waited for briefly at most.  A
+ * table whose analysis fails is left out (table_unreadable), and the
+ * others are followed all the same.
  */
 static bool
 read_tables(List *mts, MemoryContext context, List **result)
 {
 	ListCell   *lc;
+	TimestampTz now = GetCurrentTimestamp();
+	List	   *still_unreadable = NIL;
 
 	*result = NIL;
 	foreach(lc, mts)
 	{
 		MtTable    *mt = lfirst(lc);
-		MemoryContext old;
-		ContTable  *t;
+		Unreadable *u = unreadable_entry(mt->relid);
+		MtSubxact	sub;
+		ContTable  *volatile t = NULL;
+		ErrorData  *volatile edata = NULL;
 
+		if (u && now < u->retry_after)
+		{
+			still_unreadable = lappend(still_unreadable, u);
+			continue;			/* failed a moment ago */
+		}
 		/* the lock keeps a DROP out while the query is analyzed */
 		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
 			return false;
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
 			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
 			continue;			/* dropped since the list was read */
-		old = MemoryContextSwitchTo(context);
-		t = palloc0(sizeof(ContTable));
-		t->relid = mt->relid;
-		t->query_view = mt->query_view;
-		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-		t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
-		t->reads = relations_read(mt->query_view);
-		t->writes = mt_leaf_relations(mt->relid);
-		*result = lappend(*result, t);
+		mt_subxact_begin(&sub);
+		PG_TRY();
+		{
+			t = read_table(mt, context);
+			mt_subxact_commit(&sub);
+		}
+		PG_CATCH();
+		{
+			edata = mt_subxact_rollback(&sub);
+		}
+		PG_END_TRY();
+		if (edata && gave_way(edata))
+			return false;
+		if (edata)
+		{
+			table_unreadable(mt, edata, now);
+			still_unreadable = lappend(still_unreadable, unreadable_entry(mt->relid));
+			continue;
+		}
+		if (u)
+			ereport(LOG,
+					(errmsg("materialized_table follows \"%s\" again", get_rel_name(mt->relid))));
+		{
+			MemoryContext old = MemoryContextSwitchTo(context);
+
+			*result = lappend(*result, t);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	/* tables read again, or gone, are forgotten here */
+	foreach(lc, unreadable)
+		if (!list_member_ptr(still_unreadable, lfirst(lc)))
+			pfree(lfirst(lc));
+	list_free(unreadable);
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		unreadable = list_copy(still_unreadable);
 		MemoryContextSwitchTo(old);
 	}
 	foreach(lc, *result)
@@ -662,6 +796,7 @@ carry_over(List *new_tables)
 				t->full_ms = old->full_ms;
 				t->key_ms = old->key_ms;
 				t->retry_after = old->retry_after;
+				t->failures = old->failures;
 				break;
 			}
 		}
@@ -2358,8 +2493,42 @@ lock_for_apply(ContTable *t)
 }
 
 /*
+ * After a table failed: keep its work for the next try.  If even that
+ * fails (keeping adjustments evaluates the query's expressions on the
+ * changed rows, which may be what failed), the table waits for a full
+ * recompute instead: its failure must not fail the cycle of every table,
+ * which would then be decoded and fail again, for ever.
+ */
+static void
+keep_after_failure(ContTable *t, TableState *st)
+{
+	MtSubxact	sub;
+	ErrorData  *volatile edata = NULL;
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		defer_table(t, st);
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		edata = mt_subxact_rollback(&sub);
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+	ereport(LOG,
+			(errmsg("materialized_table could not keep the changes of \"%s\" for later: %s",
+					get_rel_name(t->relid), edata->message),
+			 errdetail("The table is recomputed in full when it is tried again.")));
+	table_gives_up(t);
+	defer_table(t, st);
+}
+
+/*
  * Apply or keep one table's work in a subtransaction; on failure keep the
- * work and record the failure.
+ * work, record the failure and try again after a back-off (retry_time).
  */
 static void
 process_table(ContTable *t, TimestampTz now)
@@ -2420,9 +2589,9 @@ process_table(ContTable *t, TimestampTz now)
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
 						get_rel_name(t->relid), edata->message)));
-		t->retry_after = TimestampTzPlusMilliseconds(now, Max(t->freshness / 1000, 5000));
-		/* keep the work; a failure here fails the cycle, which is retried */
-		defer_table(t, &st);
+		t->failures++;
+		t->retry_after = retry_time(now, t->freshness, t->failures);
+		keep_after_failure(t, &st);
 		{
 			MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 												 NULL, started, false);
@@ -2437,6 +2606,8 @@ process_table(ContTable *t, TimestampTz now)
 	{
 		MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 											 NULL, started, false);
+
+		t->failures = 0;
 
 		mt_history_succeeded(run, counts.inserted + counts.deleted);
 	}
