@@ -10,11 +10,13 @@
  *	1. decode: read the WAL flushed so far; for every change of a source,
  *	   note what each table that reads it needs -- key values (KEYS), the
  *	   row itself (DELTAS), or "everything" (FULL, TRUNCATE, too much);
- *	2. apply, in one transaction: tables that are due get the work done
- *	   (each in a subtransaction, so one failure costs only that table,
- *	   whose work is then kept); the others -- suspended, or not due yet --
- *	   get it written to change_keys / change_deltas; the replication
- *	   origin's progress is set to where decoding stopped;
+ *	2. apply: tables that are due get the work done (each in a
+ *	   subtransaction, so one failure costs only that table, whose work is
+ *	   then kept); the others -- suspended, or not due yet -- get it
+ *	   written to change_keys / change_deltas.  Quick work is committed in
+ *	   one transaction, each long recompute in one of its own after it
+ *	   (see apply_batch); then the replication origin's progress is set to
+ *	   where decoding stopped;
  *	3. after commit, confirm that position to the slot (when it is next
  *	   held), which may then release WAL.  Suspended tables never hold WAL
  *	   back.
@@ -22,7 +24,9 @@
  * Exactly once.  After a crash the slot restarts from its last confirmed
  * position, at or before the origin's, and decoding skips every
  * transaction that committed before the origin's position: work is neither
- * lost (the origin only moves with the apply transaction) nor done twice.
+ * lost (the origin only moves once the batch is applied) nor done twice
+ * (a table whose work of the batch was committed before the crash says so
+ * in its applied_lsn, and decoding skips that work for it).
  * Recomputing keys is idempotent anyway; DELTAS rely on this.
  *
  * Baselines.  A full recompute of a DELTAS table reads the sources with a
@@ -107,6 +111,9 @@
 #define MIN_MEASURED_KEYS		200
 #define MAX_LOGGED_KEYS			100000
 
+/* a full recompute measured under this is done with the quick work */
+#define QUICK_RECOMPUTE_MS		50
+
 /* the worker waits no longer than this for a lock (see set_lock_timeout) */
 #define APPLY_LOCK_TIMEOUT		"100ms"
 #define APPLY_DEADLOCK_TIMEOUT	"10ms"
@@ -163,6 +170,7 @@ typedef struct ContTable
 	bool		synced;			/* taken up: its changes are followed */
 	bool		has_baseline;
 	Seen		baseline;
+	XLogRecPtr	applied_lsn;	/* continuous_state.applied_lsn */
 
 	/* this batch, in batch_context */
 	bool		full;
@@ -306,7 +314,7 @@ load_baseline(ContTable *t)
 	t->synced = false;
 	SPI_connect();
 	if (mt_spi_execute_saved("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
-							  "baseline_xip FROM materialized_table_internal.continuous_state "
+							  "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
 							  "WHERE relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
@@ -316,7 +324,11 @@ load_baseline(ContTable *t)
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 
+		Datum		applied;
+
 		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		applied = SPI_getbinval(tup, desc, 6, &isnull);
+		t->applied_lsn = isnull ? InvalidXLogRecPtr : DatumGetLSN(applied);
 		if (DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
 		{
 			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
@@ -329,11 +341,15 @@ load_baseline(ContTable *t)
 	SPI_finish();
 }
 
-/* Did the table's baseline snapshot already see transaction xid? */
+/*
+ * Did the table's baseline snapshot already see transaction xid, or is
+ * the transaction (committed at commit_lsn) in a batch whose work for the
+ * table was already written (applied_lsn; see apply_batch)?
+ */
 static bool
-in_baseline(ContTable *t, TransactionId xid)
+in_baseline(ContTable *t, TransactionId xid, XLogRecPtr commit_lsn)
 {
-	return t->has_baseline && saw(&t->baseline, xid);
+	return (t->has_baseline && saw(&t->baseline, xid)) || commit_lsn < t->applied_lsn;
 }
 
 /* The group baselines of a DELTAS table, oldest first. */
@@ -1210,7 +1226,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		Interest   *in = lfirst(lc);
 		ContTable  *t = in->table;
 
-		if (!t->synced || t->full || in_baseline(t, txn->xid))
+		if (!t->synced || t->full || in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
@@ -1318,7 +1334,7 @@ sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
 	{
 		ContTable  *t = ((Interest *) lfirst(lc))->table;
 
-		if (!t->synced || in_baseline(t, txn->xid))
+		if (!t->synced || in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		table_gives_up(t);
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
@@ -1612,7 +1628,7 @@ transaction_lost(TransactionId xid, TimestampTz commit_time, ErrorData *edata)
 	{
 		ContTable  *t = lfirst(lc);
 
-		if (!t->synced || in_baseline(t, xid))
+		if (!t->synced || in_baseline(t, xid, decoding->reader->ReadRecPtr))
 			continue;
 		table_gives_up(t);
 		if (t->oldest == 0 || commit_time < t->oldest)
@@ -2527,11 +2543,26 @@ keep_after_failure(ContTable *t, TableState *st)
 }
 
 /*
+ * Will the table's work take long -- a full recompute not measured as
+ * quick?  It is done in a transaction of its own, after the others'.
+ */
+static bool
+slow_work(ContTable *t, TableState *st)
+{
+	bool		full = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy == MT_STRATEGY_FULL;
+
+	return full && !(t->full_ms > 0 && t->full_ms < QUICK_RECOMPUTE_MS);
+}
+
+/*
  * Apply or keep one table's work in a subtransaction; on failure keep the
  * work, record the failure and try again after a back-off (retry_time).
+ * With quick_only, work that will take long (slow_work) is left for the
+ * caller, and true returned.
  */
-static void
-process_table(ContTable *t, TimestampTz now)
+static bool
+process_table(ContTable *t, TimestampTz now, bool quick_only)
 {
 	MtSubxact	sub;
 	TableState	st;
@@ -2543,15 +2574,15 @@ process_table(ContTable *t, TimestampTz now)
 
 	st = read_state(t->relid);
 	if (!st.exists)
-		return;					/* dropped meanwhile */
+		return false;			/* dropped meanwhile */
 	if (!st.synced && t->synced)
-		return;					/* its query changed: taken up again next cycle */
+		return false;			/* its query changed: taken up again next cycle */
 	pending = st.pending_since;
 	if (t->oldest && (pending == 0 || t->oldest < pending))
 		pending = t->oldest;
 	if (!has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
 		!(st.poll && TimestampDifferenceExceeds(st.last_apply, now, t->freshness / 1000)))
-		return;
+		return false;
 
 	/* a table is due when its oldest waiting change is half its freshness old */
 	due = !st.synced || st.needs_full || st.poll ||
@@ -2559,6 +2590,8 @@ process_table(ContTable *t, TimestampTz now)
 		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
 	if (now < t->retry_after)
 		due = false;			/* it failed a moment ago */
+	if (quick_only && due && !st.suspended && slow_work(t, &st))
+		return true;			/* in a transaction of its own (apply_batch) */
 
 	mt_subxact_begin(&sub);
 	PG_TRY();
@@ -2584,7 +2617,7 @@ process_table(ContTable *t, TimestampTz now)
 			/* DDL on something the query reads: not a failure, try again soon */
 			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
 			defer_table(t, &st);
-			return;
+			return false;
 		}
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
@@ -2598,7 +2631,7 @@ process_table(ContTable *t, TimestampTz now)
 
 			mt_history_failed(run, edata->message);
 		}
-		return;
+		return false;
 	}
 	PG_END_TRY();
 
@@ -2611,23 +2644,177 @@ process_table(ContTable *t, TimestampTz now)
 
 		mt_history_succeeded(run, counts.inserted + counts.deleted);
 	}
+	return false;
 }
 
-/* Apply the batch; set the origin to where decoding stopped. */
+/*
+ * The transactions of a batch but its last commit asynchronously: they are
+ * visible at once, and made durable by the last one, whose commit flushes
+ * the WAL up to it -- or lost with it in a crash, which applied_lsn makes
+ * right either way.
+ */
 static void
+commit_asynchronously(void)
+{
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * The batch's work of these tables is being written in this transaction:
+ * applied_lsn says so, for decoding after a crash (in_baseline).
+ */
+static void
+note_applied(List *done, XLogRecPtr batch_end)
+{
+	Oid			types[2] = {OIDARRAYOID, PG_LSNOID};
+	Datum		values[2];
+	Datum	   *oids;
+	ListCell   *lc;
+
+	if (done == NIL)
+		return;
+	oids = palloc(sizeof(Datum) * list_length(done));
+	foreach(lc, done)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(((ContTable *) lfirst(lc))->relid);
+	values[0] = PointerGetDatum(construct_array(oids, list_length(done), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	values[1] = LSNGetDatum(batch_end);
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state SET applied_lsn = $2 "
+							 "WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
+							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
+/*
+ * The batch's work of a table is committed: forget it, so that applying
+ * the batch again (after a lock timeout elsewhere) does not do it twice.
+ */
+static void
+batch_done(ContTable *t, XLogRecPtr batch_end)
+{
+	t->full = false;
+	t->keys = NULL;
+	t->nkeys = 0;
+	t->changes = NIL;
+	t->changes_layout = NULL;
+	t->nchanges = 0;
+	t->folded = NULL;
+	t->oldest = 0;
+	t->applied_lsn = batch_end;
+}
+
+/* cheapest first: by the measured cost of a full recompute */
+static int
+by_full_cost(const ListCell *a, const ListCell *b)
+{
+	double		x = ((ContTable *) lfirst(a))->full_ms;
+	double		y = ((ContTable *) lfirst(b))->full_ms;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A table whose work takes long, in a transaction of its own; false if a
+ * lock could not be had in time (nothing of it is committed).
+ */
+static bool
+apply_slow_table(ContTable *t, TimestampTz now, XLogRecPtr batch_end)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	bool		had_work = has_batch_work(t);
+	volatile bool done = true;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		set_lock_timeout();
+		commit_asynchronously();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		(void) process_table(t, now, false);
+		if (had_work)
+			note_applied(list_make1(t), batch_end);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		catch_lock_timeout(caller);
+		done = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(caller);
+	if (done && had_work)
+		batch_done(t, batch_end);
+	return done;
+}
+
+/*
+ * Apply the batch; set the origin to where decoding stopped.  False if a
+ * table's lock could not be had in time: the batch is applied again at the
+ * next cycle, but for the tables whose work is committed already.
+ *
+ * The quick work of every table -- incremental steps, work kept for later,
+ * recomputes measured as quick -- is committed first, in one transaction;
+ * then each table whose work takes long (slow_work) in one of its own,
+ * cheapest first, so that a long recompute holds back neither the others'
+ * results nor one another's; then the origin's progress.  Each table's work
+ * of the batch is written exactly once: the transaction that writes it
+ * sets its applied_lsn to the batch's end, and after a crash that came
+ * before the origin's progress, decoding skips for that table what the
+ * batch held (in_baseline).
+ */
+static bool
 apply_batch(XLogRecPtr batch_end)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *slow = NIL;
+	List	   *done = NIL;
+	bool		complete = true;
 	ListCell   *lc;
 
 	wait_for_visibility();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	set_lock_timeout();			/* a timeout postpones the whole batch */
+	commit_asynchronously();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, tables)
-		process_table(lfirst(lc), now);
+	{
+		ContTable  *t = lfirst(lc);
+		bool		had_work = has_batch_work(t);
+		bool		postponed = process_table(t, now, true);
+		MemoryContext old = MemoryContextSwitchTo(caller);
 
+		if (postponed)
+			slow = lappend(slow, t);
+		else if (had_work)
+			done = lappend(done, t);
+		MemoryContextSwitchTo(old);
+	}
+	note_applied(done, batch_end);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller);
+	foreach(lc, done)
+		batch_done(lfirst(lc), batch_end);
+
+	list_sort(slow, by_full_cost);
+	foreach(lc, slow)
+		complete &= apply_slow_table(lfirst(lc), now, batch_end);
+	list_free(slow);
+	list_free(done);
+	if (!complete)
+		return false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	set_lock_timeout();
+	PushActiveSnapshot(GetTransactionSnapshot());
 	/* baselines whose transactions have all been decoded are done with */
 	{
 		Oid			types[1] = {PG_LSNOID};
@@ -2668,11 +2855,12 @@ apply_batch(XLogRecPtr batch_end)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(TopMemoryContext);
+	return true;
 }
 
 /*
- * Apply the batch, unless a lock could not be had in time: then nothing of
- * it is committed, and the same batch is applied at the next cycle.
+ * Apply the batch, unless a lock could not be had in time: then what of it
+ * is not committed yet is applied at the next cycle.
  */
 static bool
 try_apply_batch(XLogRecPtr batch_end)
@@ -2682,7 +2870,7 @@ try_apply_batch(XLogRecPtr batch_end)
 
 	PG_TRY();
 	{
-		apply_batch(batch_end);
+		done = apply_batch(batch_end);
 	}
 	PG_CATCH();
 	{
