@@ -323,7 +323,6 @@ load_baseline(ContTable *t)
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-
 		Datum		applied;
 
 		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
