@@ -14,6 +14,9 @@ CREATE TABLE materialized_table_internal.continuous_state (
     baseline_xmax xid,
     baseline_xip xid[],
     baseline_lsn pg_lsn,
+    -- the end of the last batch whose work for the table the worker
+    -- committed: after a crash, decoding skips that work for it
+    applied_lsn pg_lsn,
     CONSTRAINT continuous_state_pkey PRIMARY KEY (relid),
     CONSTRAINT continuous_state_strategy_check CHECK (strategy IN ('KEYS', 'DELTAS', 'FULL'))
 );

@@ -27,6 +27,8 @@
 #include "storage/latch.h"
 
 extern void mt_launcher_init(void);
+/* for every background process of the extension, once connected */
+extern void mt_pin_search_path(void);
 extern void mt_wake_worker_at_commit(void);
 extern void mt_launcher_at_xact_end(bool commit);
 extern void mt_stop_database_worker(Oid dbid);

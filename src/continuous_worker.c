@@ -10,11 +10,13 @@
  *	1. decode: read the WAL flushed so far; for every change of a source,
  *	   note what each table that reads it needs -- key values (KEYS), the
  *	   row itself (DELTAS), or "everything" (FULL, TRUNCATE, too much);
- *	2. apply, in one transaction: tables that are due get the work done
- *	   (each in a subtransaction, so one failure costs only that table,
- *	   whose work is then kept); the others -- suspended, or not due yet --
- *	   get it written to change_keys / change_deltas; the replication
- *	   origin's progress is set to where decoding stopped;
+ *	2. apply: tables that are due get the work done (each in a
+ *	   subtransaction, so one failure costs only that table, whose work is
+ *	   then kept); the others -- suspended, or not due yet -- get it
+ *	   written to change_keys / change_deltas.  Quick work is committed in
+ *	   one transaction, each long recompute in one of its own after it
+ *	   (see apply_batch); then the replication origin's progress is set to
+ *	   where decoding stopped;
  *	3. after commit, confirm that position to the slot (when it is next
  *	   held), which may then release WAL.  Suspended tables never hold WAL
  *	   back.
@@ -22,7 +24,9 @@
  * Exactly once.  After a crash the slot restarts from its last confirmed
  * position, at or before the origin's, and decoding skips every
  * transaction that committed before the origin's position: work is neither
- * lost (the origin only moves with the apply transaction) nor done twice.
+ * lost (the origin only moves once the batch is applied) nor done twice
+ * (a table whose work of the batch was committed before the crash says so
+ * in its applied_lsn, and decoding skips that work for it).
  * Recomputing keys is idempotent anyway; DELTAS rely on this.
  *
  * Baselines.  A full recompute of a DELTAS table reads the sources with a
@@ -107,6 +111,9 @@
 #define MIN_MEASURED_KEYS		200
 #define MAX_LOGGED_KEYS			100000
 
+/* a full recompute measured under this is done with the quick work */
+#define QUICK_RECOMPUTE_MS		50
+
 /* the worker waits no longer than this for a lock (see set_lock_timeout) */
 #define APPLY_LOCK_TIMEOUT		"100ms"
 #define APPLY_DEADLOCK_TIMEOUT	"10ms"
@@ -163,6 +170,7 @@ typedef struct ContTable
 	bool		synced;			/* taken up: its changes are followed */
 	bool		has_baseline;
 	Seen		baseline;
+	XLogRecPtr	applied_lsn;	/* continuous_state.applied_lsn */
 
 	/* this batch, in batch_context */
 	bool		full;
@@ -175,6 +183,7 @@ typedef struct ContTable
 	TimestampTz oldest;			/* commit time of its oldest change */
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
+	int			failures;		/* in a row, for the back-off */
 
 	/* measured costs, to choose between keys and a full recompute */
 	double		full_ms;		/* of a full recompute; 0: not measured */
@@ -219,6 +228,8 @@ static void sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char act
 static void sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel);
 static void sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn);
 static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, InvalidRepOriginId};
+
+static void state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2);
 
 static int64 batch_changes = 0;
 static bool batch_full = false;
@@ -303,7 +314,7 @@ load_baseline(ContTable *t)
 	t->synced = false;
 	SPI_connect();
 	if (mt_spi_execute_saved("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
-							  "baseline_xip FROM materialized_table_internal.continuous_state "
+							  "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
 							  "WHERE relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
@@ -312,8 +323,11 @@ load_baseline(ContTable *t)
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
+		Datum		applied;
 
 		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		applied = SPI_getbinval(tup, desc, 6, &isnull);
+		t->applied_lsn = isnull ? InvalidXLogRecPtr : DatumGetLSN(applied);
 		if (DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
 		{
 			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
@@ -326,11 +340,15 @@ load_baseline(ContTable *t)
 	SPI_finish();
 }
 
-/* Did the table's baseline snapshot already see transaction xid? */
+/*
+ * Did the table's baseline snapshot already see transaction xid, or is
+ * the transaction (committed at commit_lsn) in a batch whose work for the
+ * table was already written (applied_lsn; see apply_batch)?
+ */
 static bool
-in_baseline(ContTable *t, TransactionId xid)
+in_baseline(ContTable *t, TransactionId xid, XLogRecPtr commit_lsn)
 {
-	return t->has_baseline && saw(&t->baseline, xid);
+	return (t->has_baseline && saw(&t->baseline, xid)) || commit_lsn < t->applied_lsn;
 }
 
 /* The group baselines of a DELTAS table, oldest first. */
@@ -580,7 +598,9 @@ catch_lock_timeout(MemoryContext caller)
 
 /*
  * The relations a query view reads: through the views it reads, down to
- * the partitions of the tables, in OID order.
+ * the partitions of the tables, in OID order.  Its operators are named
+ * with their schema: an exact match for oid = regclass elsewhere on a
+ * search_path would be taken over pg_catalog's oid = oid.
  */
 static List *
 relations_read(Oid query_view)
@@ -589,11 +609,12 @@ relations_read(Oid query_view)
 					   "  SELECT $1 "
 					   "  UNION "
 					   "  SELECT d.refobjid FROM pg_catalog.pg_rewrite r "
-					   "    JOIN reads ON r.ev_class = reads.relid "
-					   "    JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
-					   "         AND d.objid = r.oid "
-					   "         AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-					   "   WHERE d.refobjid <> reads.relid) "
+					   "    JOIN reads ON r.ev_class OPERATOR(pg_catalog.=) reads.relid "
+					   "    JOIN pg_catalog.pg_depend d "
+					   "      ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid "
+					   "         AND d.objid OPERATOR(pg_catalog.=) r.oid "
+					   "         AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid "
+					   "   WHERE d.refobjid OPERATOR(pg_catalog.<>) reads.relid) "
 					   "SELECT relid FROM reads "
 					   "UNION "
 					   "SELECT p.relid FROM reads, "
@@ -602,36 +623,167 @@ relations_read(Oid query_view)
 }
 
 /*
+ * After the failures-th failure in a row of a table, how long to wait
+ * before trying it again: its freshness (a second at least), doubled with
+ * each failure after the first, up to a minute.
+ */
+static TimestampTz
+retry_time(TimestampTz now, int64 freshness, int failures)
+{
+	int64		delay = Max(freshness, USECS_PER_SEC);
+
+	delay <<= Min(Max(failures - 1, 0), 6);
+	return now + Min(delay, 60 * USECS_PER_SEC);
+}
+
+/*
+ * Tables the worker could not read (their query could not be analyzed):
+ * not followed, and tried again after a back-off.  In TopMemoryContext.
+ */
+typedef struct Unreadable
+{
+	Oid			relid;
+	int			failures;
+	TimestampTz retry_after;
+} Unreadable;
+
+static List *unreadable = NIL;
+
+static Unreadable *
+unreadable_entry(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, unreadable)
+		if (((Unreadable *) lfirst(lc))->relid == relid)
+			return lfirst(lc);
+	return NULL;
+}
+
+/*
+ * A table could not be read: say so in its history, and have it wait for a
+ * full recompute, its changes unread from now on.  Its freshness shows as
+ * not met (pending_since) until it is maintained again.
+ */
+static void
+table_unreadable(MtTable *mt, ErrorData *edata, TimestampTz started)
+{
+	Unreadable *u = unreadable_entry(mt->relid);
+	int64		freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	MtHistoryRun *run;
+
+	if (u == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		u = palloc0(sizeof(Unreadable));
+		u->relid = mt->relid;
+		unreadable = lappend(unreadable, u);
+		MemoryContextSwitchTo(old);
+	}
+	u->failures++;
+	u->retry_after = retry_time(GetCurrentTimestamp(), freshness, u->failures);
+	ereport(LOG,
+			(errmsg("materialized_table could not follow \"%s\": %s",
+					get_rel_name(mt->relid), edata->message),
+			 errdetail("The table is recomputed once it can be followed again.")));
+	state_exec("UPDATE materialized_table_internal.continuous_state "
+			   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
+			   "WHERE relid = $1", mt->relid, TIMESTAMPTZOID,
+			   TimestampTzGetDatum(started), false);
+	run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, started, false);
+	mt_history_failed(run, edata->message);
+}
+
+/* Analyze one table to follow, into context. */
+static ContTable *
+read_table(MtTable *mt, MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ContTable  *t;
+
+	t = palloc0(sizeof(ContTable));
+	t->relid = mt->relid;
+	t->query_view = mt->query_view;
+	t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
+	t->reads = relations_read(mt->query_view);
+	t->writes = mt_leaf_relations(mt->relid);
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/*
  * The tables to follow, analyzed, into context; false if one is locked.
- * What the analysis locks beyond them is waited for briefly at most.
+ * What the analysis locks beyond them is waited for briefly at most.  A
+ * table whose analysis fails is left out (table_unreadable), and the
+ * others are followed all the same.
  */
 static bool
 read_tables(List *mts, MemoryContext context, List **result)
 {
 	ListCell   *lc;
+	TimestampTz now = GetCurrentTimestamp();
+	List	   *still_unreadable = NIL;
 
 	*result = NIL;
 	foreach(lc, mts)
 	{
 		MtTable    *mt = lfirst(lc);
-		MemoryContext old;
-		ContTable  *t;
+		Unreadable *u = unreadable_entry(mt->relid);
+		MtSubxact	sub;
+		ContTable  *volatile t = NULL;
+		ErrorData  *volatile edata = NULL;
 
+		if (u && now < u->retry_after)
+		{
+			still_unreadable = lappend(still_unreadable, u);
+			continue;			/* failed a moment ago */
+		}
 		/* the lock keeps a DROP out while the query is analyzed */
 		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
 			return false;
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
 			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
 			continue;			/* dropped since the list was read */
-		old = MemoryContextSwitchTo(context);
-		t = palloc0(sizeof(ContTable));
-		t->relid = mt->relid;
-		t->query_view = mt->query_view;
-		t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-		t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
-		t->reads = relations_read(mt->query_view);
-		t->writes = mt_leaf_relations(mt->relid);
-		*result = lappend(*result, t);
+		mt_subxact_begin(&sub);
+		PG_TRY();
+		{
+			t = read_table(mt, context);
+			mt_subxact_commit(&sub);
+		}
+		PG_CATCH();
+		{
+			edata = mt_subxact_rollback(&sub);
+		}
+		PG_END_TRY();
+		if (edata && gave_way(edata))
+			return false;
+		if (edata)
+		{
+			table_unreadable(mt, edata, now);
+			still_unreadable = lappend(still_unreadable, unreadable_entry(mt->relid));
+			continue;
+		}
+		if (u)
+			ereport(LOG,
+					(errmsg("materialized_table follows \"%s\" again", get_rel_name(mt->relid))));
+		{
+			MemoryContext old = MemoryContextSwitchTo(context);
+
+			*result = lappend(*result, t);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	/* tables read again, or gone, are forgotten here */
+	foreach(lc, unreadable)
+		if (!list_member_ptr(still_unreadable, lfirst(lc)))
+			pfree(lfirst(lc));
+	list_free(unreadable);
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		unreadable = list_copy(still_unreadable);
 		MemoryContextSwitchTo(old);
 	}
 	foreach(lc, *result)
@@ -659,6 +811,7 @@ carry_over(List *new_tables)
 				t->full_ms = old->full_ms;
 				t->key_ms = old->key_ms;
 				t->retry_after = old->retry_after;
+				t->failures = old->failures;
 				break;
 			}
 		}
@@ -1072,7 +1225,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		Interest   *in = lfirst(lc);
 		ContTable  *t = in->table;
 
-		if (!t->synced || t->full || in_baseline(t, txn->xid))
+		if (!t->synced || t->full || in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
@@ -1180,7 +1333,7 @@ sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
 	{
 		ContTable  *t = ((Interest *) lfirst(lc))->table;
 
-		if (!t->synced || in_baseline(t, txn->xid))
+		if (!t->synced || in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		table_gives_up(t);
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
@@ -1421,6 +1574,117 @@ acquire_slot(void)
 	return true;
 }
 
+/*
+ * The transaction a commit record ends (its prepared one for COMMIT
+ * PREPARED), and when it committed; InvalidTransactionId for any other
+ * record.
+ */
+static TransactionId
+committed_xid(XLogReaderState *reader, TimestampTz *commit_time)
+{
+	uint8		info = XLogRecGetInfo(reader) & XLOG_XACT_OPMASK;
+	xl_xact_parsed_commit parsed;
+
+	if (XLogRecGetRmid(reader) != RM_XACT_ID ||
+		(info != XLOG_XACT_COMMIT && info != XLOG_XACT_COMMIT_PREPARED))
+		return InvalidTransactionId;
+	ParseCommitRecord(XLogRecGetInfo(reader), (xl_xact_commit *) XLogRecGetData(reader), &parsed);
+	*commit_time = parsed.xact_time;
+	return info == XLOG_XACT_COMMIT_PREPARED ? parsed.twophase_xid : XLogRecGetXid(reader);
+}
+
+/*
+ * Errors that say nothing of the transaction being decoded, but of the
+ * process or the machine: the worker stops on them, as before, and decodes
+ * the transaction again when it starts over.
+ */
+static bool
+error_of_the_process(ErrorData *edata)
+{
+	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return class == ERRCODE_INSUFFICIENT_RESOURCES ||
+		class == ERRCODE_OPERATOR_INTERVENTION ||
+		class == ERRCODE_SYSTEM_ERROR ||
+		edata->sqlerrcode == ERRCODE_DATA_CORRUPTED ||
+		edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED;
+}
+
+/*
+ * A committed transaction could not be replayed, and the reorder buffer
+ * has let it go: some of its changes were handed over, the others never
+ * will be.  Which relations those were is not known, so every table that
+ * follows changes and has not seen the transaction yet is recomputed from
+ * the sources as they are now, which is right whatever the transaction did.
+ */
+static void
+transaction_lost(TransactionId xid, TimestampTz commit_time, ErrorData *edata)
+{
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(batch_context);
+
+	foreach(lc, tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		if (!t->synced || in_baseline(t, xid, decoding->reader->ReadRecPtr))
+			continue;
+		table_gives_up(t);
+		if (t->oldest == 0 || commit_time < t->oldest)
+			t->oldest = commit_time;
+	}
+	if (batch_xids == NIL || (TransactionId) llast_oid(batch_xids) != xid)
+		batch_xids = lappend_oid(batch_xids, (Oid) xid);
+	MemoryContextSwitchTo(old);
+	ereport(LOG,
+			(errmsg("materialized_table worker could not decode transaction %u", xid),
+			 errdetail("Decoding it failed: %s", edata->message),
+			 errhint("The CONTINUOUS tables of this database are recomputed from their sources instead.")));
+}
+
+/*
+ * Decode one record.  Replaying a committed transaction reads the catalog
+ * as the transaction saw it, and that can fail for relations gone since:
+ * PostgreSQL looks up the current pg_class row of a user_catalog_table,
+ * say, and finds none once it was dropped.  Such a transaction is
+ * skipped (see transaction_lost), once, instead of failing every attempt
+ * to decode past it -- and with it, every table of the database.  Any
+ * other failure stops the worker, as it would have.
+ */
+static void
+decode_record(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	PG_TRY();
+	{
+		LogicalDecodingProcessRecord(decoding, decoding->reader);
+	}
+	PG_CATCH();
+	{
+		TimestampTz commit_time = 0;
+		TransactionId xid = committed_xid(decoding->reader, &commit_time);
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		/* the reorder buffer cleans a transaction up when its replay fails */
+		if (!TransactionIdIsValid(xid) || error_of_the_process(edata) ||
+			hash_search(decoding->reorder->by_txn, &xid, HASH_FIND, NULL) != NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* the replay's transaction is aborted already; nothing else is open */
+		if (IsTransactionState())
+			AbortCurrentTransaction();
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(caller);
+		transaction_lost(xid, commit_time, edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* Read the WAL flushed so far (or until the batch is full). */
 static void
 decode_batch(void)
@@ -1461,7 +1725,7 @@ decode_batch(void)
 				XLogBeginRead(decoding->reader, decoding->reader->EndRecPtr);
 				break;
 			}
-			LogicalDecodingProcessRecord(decoding, decoding->reader);
+			decode_record();
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
@@ -1520,7 +1784,7 @@ read_state(Oid relid)
 	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
 							  "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
 							  "FROM materialized_table_internal.continuous_state c "
-							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid = c.relid "
+							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid OPERATOR(pg_catalog.=) c.relid "
 							  "WHERE c.relid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of a table");
@@ -2244,11 +2508,60 @@ lock_for_apply(ContTable *t)
 }
 
 /*
- * Apply or keep one table's work in a subtransaction; on failure keep the
- * work and record the failure.
+ * After a table failed: keep its work for the next try.  If even that
+ * fails (keeping adjustments evaluates the query's expressions on the
+ * changed rows, which may be what failed), the table waits for a full
+ * recompute instead: its failure must not fail the cycle of every table,
+ * which would then be decoded and fail again, for ever.
  */
 static void
-process_table(ContTable *t, TimestampTz now)
+keep_after_failure(ContTable *t, TableState *st)
+{
+	MtSubxact	sub;
+	ErrorData  *volatile edata = NULL;
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		defer_table(t, st);
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		edata = mt_subxact_rollback(&sub);
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return;
+	ereport(LOG,
+			(errmsg("materialized_table could not keep the changes of \"%s\" for later: %s",
+					get_rel_name(t->relid), edata->message),
+			 errdetail("The table is recomputed in full when it is tried again.")));
+	table_gives_up(t);
+	defer_table(t, st);
+}
+
+/*
+ * Will the table's work take long -- a full recompute not measured as
+ * quick?  It is done in a transaction of its own, after the others'.
+ */
+static bool
+slow_work(ContTable *t, TableState *st)
+{
+	bool		full = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy == MT_STRATEGY_FULL;
+
+	return full && !(t->full_ms > 0 && t->full_ms < QUICK_RECOMPUTE_MS);
+}
+
+/*
+ * Apply or keep one table's work in a subtransaction; on failure keep the
+ * work, record the failure and try again after a back-off (retry_time).
+ * With quick_only, work that will take long (slow_work) is left for the
+ * caller, and true returned.
+ */
+static bool
+process_table(ContTable *t, TimestampTz now, bool quick_only)
 {
 	MtSubxact	sub;
 	TableState	st;
@@ -2260,15 +2573,15 @@ process_table(ContTable *t, TimestampTz now)
 
 	st = read_state(t->relid);
 	if (!st.exists)
-		return;					/* dropped meanwhile */
+		return false;			/* dropped meanwhile */
 	if (!st.synced && t->synced)
-		return;					/* its query changed: taken up again next cycle */
+		return false;			/* its query changed: taken up again next cycle */
 	pending = st.pending_since;
 	if (t->oldest && (pending == 0 || t->oldest < pending))
 		pending = t->oldest;
 	if (!has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
 		!(st.poll && TimestampDifferenceExceeds(st.last_apply, now, t->freshness / 1000)))
-		return;
+		return false;
 
 	/* a table is due when its oldest waiting change is half its freshness old */
 	due = !st.synced || st.needs_full || st.poll ||
@@ -2276,6 +2589,8 @@ process_table(ContTable *t, TimestampTz now)
 		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
 	if (now < t->retry_after)
 		due = false;			/* it failed a moment ago */
+	if (quick_only && due && !st.suspended && slow_work(t, &st))
+		return true;			/* in a transaction of its own (apply_batch) */
 
 	mt_subxact_begin(&sub);
 	PG_TRY();
@@ -2301,21 +2616,21 @@ process_table(ContTable *t, TimestampTz now)
 			/* DDL on something the query reads: not a failure, try again soon */
 			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
 			defer_table(t, &st);
-			return;
+			return false;
 		}
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
 						get_rel_name(t->relid), edata->message)));
-		t->retry_after = TimestampTzPlusMilliseconds(now, Max(t->freshness / 1000, 5000));
-		/* keep the work; a failure here fails the cycle, which is retried */
-		defer_table(t, &st);
+		t->failures++;
+		t->retry_after = retry_time(now, t->freshness, t->failures);
+		keep_after_failure(t, &st);
 		{
 			MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 												 NULL, started, false);
 
 			mt_history_failed(run, edata->message);
 		}
-		return;
+		return false;
 	}
 	PG_END_TRY();
 
@@ -2324,25 +2639,181 @@ process_table(ContTable *t, TimestampTz now)
 		MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 											 NULL, started, false);
 
+		t->failures = 0;
+
 		mt_history_succeeded(run, counts.inserted + counts.deleted);
 	}
+	return false;
 }
 
-/* Apply the batch; set the origin to where decoding stopped. */
+/*
+ * The transactions of a batch but its last commit asynchronously: they are
+ * visible at once, and made durable by the last one, whose commit flushes
+ * the WAL up to it -- or lost with it in a crash, which applied_lsn makes
+ * right either way.
+ */
 static void
+commit_asynchronously(void)
+{
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * The batch's work of these tables is being written in this transaction:
+ * applied_lsn says so, for decoding after a crash (in_baseline).
+ */
+static void
+note_applied(List *done, XLogRecPtr batch_end)
+{
+	Oid			types[2] = {OIDARRAYOID, PG_LSNOID};
+	Datum		values[2];
+	Datum	   *oids;
+	ListCell   *lc;
+
+	if (done == NIL)
+		return;
+	oids = palloc(sizeof(Datum) * list_length(done));
+	foreach(lc, done)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(((ContTable *) lfirst(lc))->relid);
+	values[0] = PointerGetDatum(construct_array(oids, list_length(done), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	values[1] = LSNGetDatum(batch_end);
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state SET applied_lsn = $2 "
+							 "WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
+							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
+/*
+ * The batch's work of a table is committed: forget it, so that applying
+ * the batch again (after a lock timeout elsewhere) does not do it twice.
+ */
+static void
+batch_done(ContTable *t, XLogRecPtr batch_end)
+{
+	t->full = false;
+	t->keys = NULL;
+	t->nkeys = 0;
+	t->changes = NIL;
+	t->changes_layout = NULL;
+	t->nchanges = 0;
+	t->folded = NULL;
+	t->oldest = 0;
+	t->applied_lsn = batch_end;
+}
+
+/* cheapest first: by the measured cost of a full recompute */
+static int
+by_full_cost(const ListCell *a, const ListCell *b)
+{
+	double		x = ((ContTable *) lfirst(a))->full_ms;
+	double		y = ((ContTable *) lfirst(b))->full_ms;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A table whose work takes long, in a transaction of its own; false if a
+ * lock could not be had in time (nothing of it is committed).
+ */
+static bool
+apply_slow_table(ContTable *t, TimestampTz now, XLogRecPtr batch_end)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	bool		had_work = has_batch_work(t);
+	volatile bool done = true;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		set_lock_timeout();
+		commit_asynchronously();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		(void) process_table(t, now, false);
+		if (had_work)
+			note_applied(list_make1(t), batch_end);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		catch_lock_timeout(caller);
+		done = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(caller);
+	if (done && had_work)
+		batch_done(t, batch_end);
+	return done;
+}
+
+/*
+ * Apply the batch; set the origin to where decoding stopped.  False if a
+ * table's lock could not be had in time: the batch is applied again at the
+ * next cycle, but for the tables whose work is committed already.
+ *
+ * The quick work of every table -- incremental steps, work kept for later,
+ * recomputes measured as quick -- is committed first, in one transaction;
+ * then each table whose work takes long (slow_work) in one of its own,
+ * cheapest first, so that a long recompute holds back neither the others'
+ * results nor one another's; then the origin's progress.  Each table's work
+ * of the batch is written exactly once: the transaction that writes it
+ * sets its applied_lsn to the batch's end, and after a crash that came
+ * before the origin's progress, decoding skips for that table what the
+ * batch held (in_baseline).
+ */
+static bool
 apply_batch(XLogRecPtr batch_end)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *slow = NIL;
+	List	   *done = NIL;
+	bool		complete = true;
 	ListCell   *lc;
 
 	wait_for_visibility();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	set_lock_timeout();			/* a timeout postpones the whole batch */
+	commit_asynchronously();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, tables)
-		process_table(lfirst(lc), now);
+	{
+		ContTable  *t = lfirst(lc);
+		bool		had_work = has_batch_work(t);
+		bool		postponed = process_table(t, now, true);
+		MemoryContext old = MemoryContextSwitchTo(caller);
 
+		if (postponed)
+			slow = lappend(slow, t);
+		else if (had_work)
+			done = lappend(done, t);
+		MemoryContextSwitchTo(old);
+	}
+	note_applied(done, batch_end);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller);
+	foreach(lc, done)
+		batch_done(lfirst(lc), batch_end);
+
+	list_sort(slow, by_full_cost);
+	foreach(lc, slow)
+		complete &= apply_slow_table(lfirst(lc), now, batch_end);
+	list_free(slow);
+	list_free(done);
+	if (!complete)
+		return false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	set_lock_timeout();
+	PushActiveSnapshot(GetTransactionSnapshot());
 	/* baselines whose transactions have all been decoded are done with */
 	{
 		Oid			types[1] = {PG_LSNOID};
@@ -2383,11 +2854,12 @@ apply_batch(XLogRecPtr batch_end)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(TopMemoryContext);
+	return true;
 }
 
 /*
- * Apply the batch, unless a lock could not be had in time: then nothing of
- * it is committed, and the same batch is applied at the next cycle.
+ * Apply the batch, unless a lock could not be had in time: then what of it
+ * is not committed yet is applied at the next cycle.
  */
 static bool
 try_apply_batch(XLogRecPtr batch_end)
@@ -2397,7 +2869,7 @@ try_apply_batch(XLogRecPtr batch_end)
 
 	PG_TRY();
 	{
-		apply_batch(batch_end);
+		done = apply_batch(batch_end);
 	}
 	PG_CATCH();
 	{

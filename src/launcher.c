@@ -30,6 +30,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -225,6 +226,23 @@ mt_stop_database_worker(Oid dbid)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * mt_pin_search_path
+ *		A background process of the extension runs its own SQL with
+ *		search_path = pg_catalog, pg_temp for its whole life, whatever
+ *		ALTER DATABASE or ALTER ROLE set: operators and functions that a
+ *		role put in a schema ahead of (or beside) pg_catalog would
+ *		otherwise run as the process's superuser.  Set at the session's
+ *		level, right after connecting, it outranks those settings, survives
+ *		every transaction and configuration reload, and still lets a
+ *		function's own SET clause apply while it runs.
+ */
+void
+mt_pin_search_path(void)
+{
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 }
 
 /* ---------------------------------------------------------------------
@@ -445,6 +463,7 @@ mt_launcher_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	mt_pin_search_path();
 	pgstat_report_appname("materialized_table launcher");
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);

@@ -16,7 +16,12 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_namespace.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -26,6 +31,7 @@
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -229,6 +235,31 @@ worker_turn(Oid dbid)
 }
 
 /*
+ * Is the extension's internal schema in pg_namespace, as a snapshot taken
+ * now sees it?  The caches may not know yet: DROP EXTENSION wakes the
+ * worker as it commits, before it sends the invalidations of its catalog
+ * changes, and a lookup that missed the cache then finds its tables gone
+ * while the cache still has its schema.
+ */
+static bool
+internal_schema_in_catalog(void)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	rel = table_open(NamespaceRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_namespace_nspname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(MT_INTERNAL_SCHEMA));
+	scan = systable_beginscan(rel, NamespaceNameIndexId, true, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
  * extension_dropped_meanwhile
  *		After an error: was it that the extension went away under us?
  *
@@ -248,7 +279,7 @@ extension_dropped_meanwhile(void)
 	MemoryContextSwitchTo(worker_context);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	gone = !mt_extension_ready();
+	gone = !mt_extension_ready() || !internal_schema_in_catalog();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(worker_context);
 	return gone;
@@ -263,6 +294,8 @@ mt_worker_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	/* for the worker's own SQL, the continuous pipeline's and the timer's */
+	mt_pin_search_path();
 	mt_worker_attach(dbid);
 	pgstat_report_appname("materialized_table worker");
 
