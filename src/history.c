@@ -227,7 +227,7 @@ mt_history_worker_main(Datum arg)
 				 errmsg("could not map the refresh history request")));
 	row = dsm_segment_address(seg);
 	BackgroundWorkerInitializeConnectionByOid(row->dbid, row->userid, 0);
-	mt_pin_search_path();
+	mt_pin_session_search_path();
 
 	/*
 	 * The requester waits for this worker, and the lock manager does not

@@ -229,7 +229,7 @@ mt_stop_database_worker(Oid dbid)
 }
 
 /*
- * mt_pin_search_path
+ * mt_pin_session_search_path
  *		A background process of the extension runs its own SQL with
  *		search_path = pg_catalog, pg_temp for its whole life, whatever
  *		ALTER DATABASE or ALTER ROLE set: operators and functions that a
@@ -240,7 +240,7 @@ mt_stop_database_worker(Oid dbid)
  *		function's own SET clause apply while it runs.
  */
 void
-mt_pin_search_path(void)
+mt_pin_session_search_path(void)
 {
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 }
@@ -463,7 +463,7 @@ mt_launcher_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	mt_pin_search_path();
+	mt_pin_session_search_path();
 	pgstat_report_appname("materialized_table launcher");
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);

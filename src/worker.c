@@ -295,7 +295,7 @@ mt_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
 	/* for the worker's own SQL, the continuous pipeline's and the timer's */
-	mt_pin_search_path();
+	mt_pin_session_search_path();
 	mt_worker_attach(dbid);
 	pgstat_report_appname("materialized_table worker");
 
