@@ -7,8 +7,12 @@ EXTENSION = materialized_table
 MODULE_big = materialized_table
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
-# the install script is assembled from extension/*.sql, one file per concern
-DATA_built = materialized_table--1.0.sql
+# the install script of the current version is assembled from
+# extension/*.sql, one file per concern; earlier versions' scripts and the
+# update scripts from them are kept in extension/versions/
+EXTVERSION = 1.1
+DATA_built = materialized_table--$(EXTVERSION).sql
+DATA = $(wildcard extension/versions/*.sql)
 
 PG_CPPFLAGS = -I$(srcdir)/include
 
@@ -21,7 +25,7 @@ PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_con
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-materialized_table--1.0.sql: $(sort $(wildcard extension/*.sql))
+materialized_table--$(EXTVERSION).sql: $(sort $(wildcard extension/*.sql))
 	cat $^ > $@
 
 $(OBJS): $(wildcard include/*.h)

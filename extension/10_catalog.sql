@@ -18,7 +18,12 @@ CREATE TABLE materialized_table_internal.mt_table (
     scheduler text,
     cron_jobid bigint,
     pipeline_options jsonb NOT NULL DEFAULT '{}',
+    -- restored from a dump and not taken up yet: why (see src/restore.c)
+    restore_pending text,
+    -- names the table's hidden objects (query_<id>, ...): kept by dumps
+    id bigint NOT NULL,
     CONSTRAINT mt_table_pkey PRIMARY KEY (relid),
+    CONSTRAINT mt_table_id_key UNIQUE (id),
     CONSTRAINT mt_table_refresh_mode_check CHECK (refresh_mode IN ('FULL', 'CONTINUOUS')),
     CONSTRAINT mt_table_freshness_check CHECK (freshness_value > 0
         AND freshness_unit IN ('SECOND', 'MINUTE', 'HOUR', 'DAY')),
@@ -27,7 +32,10 @@ CREATE TABLE materialized_table_internal.mt_table (
     CONSTRAINT mt_table_scheduler_check CHECK (scheduler IN ('pg_cron', 'worker'))
 );
 REVOKE ALL ON materialized_table_internal.mt_table FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('materialized_table_internal.mt_table', '');
+-- Not dumped: each table's restore marker carries its row (src/marker.c).
+-- The ids' sequence is dumped: tables created after a restore get new ones.
+CREATE SEQUENCE materialized_table_internal.table_id_seq;
+SELECT pg_catalog.pg_extension_config_dump('materialized_table_internal.table_id_seq', '');
 
 CREATE FUNCTION materialized_table_internal.freshness_interval(value integer, unit text)
 RETURNS interval

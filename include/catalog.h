@@ -49,7 +49,9 @@
 #define Anum_mt_table_scheduler				16
 #define Anum_mt_table_cron_jobid			17
 #define Anum_mt_table_pipeline_options		18
-#define Natts_mt_table						18
+#define Anum_mt_table_restore_pending		19
+#define Anum_mt_table_id					20
+#define Natts_mt_table						20
 
 typedef enum MtStatus
 {
@@ -79,6 +81,10 @@ typedef struct MtTable
 	int64		cron_jobid;		/* 0 when none */
 	List	   *pipeline_options;	/* RESUME WITH (...): until the next
 									 * SUSPEND or RESUME */
+	char	   *restore_pending;	/* restored, not taken up yet: why;
+									 * NULL otherwise (restore.c) */
+	int64		id;				/* names its hidden objects; kept by dumps
+								 * (the relid in a catalog of version 1.0) */
 } MtTable;
 
 extern bool mt_is_materialized_table(Oid relid);
@@ -96,5 +102,13 @@ extern const char *mt_status_name(MtStatus status);
 extern const char *mt_mode_name(MtRefreshMode mode);
 extern char *mt_option_value(List *options, const char *key);
 extern Jsonb *mt_options_to_jsonb(List *options);
+
+/* the definition of a table (its row but for what the pipeline sets), as JSON */
+extern bool mt_catalog_has_restore(void);
+extern int64 mt_catalog_new_id(void);
+extern int64 mt_catalog_id(Oid relid);
+extern char *mt_catalog_definition(Oid relid);
+extern void mt_catalog_insert_definition(Oid relid, Oid query_view, const char *definition,
+										 const char *restore_pending);
 
 #endif							/* MT_CATALOG_H */

@@ -63,7 +63,7 @@ extern char *mt_name_list_text(List *names);
 extern Oid	mt_table_owner(Oid relid);
 extern Query *mt_analyze_query(MtStatement *st, MtQuery *query);
 extern List *mt_query_columns(Query *query);
-extern Oid	mt_define_query_view(MtStatement *st, MtQuery *query, Oid relid,
+extern Oid	mt_define_query_view(MtStatement *st, MtQuery *query, Oid relid, int64 id,
 								 Oid owner, bool replace);
 extern void mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel);
 extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel);

@@ -200,11 +200,11 @@ SELECT maintenance, maintenance_detail FROM materialized_table.materialized_tabl
 SELECT table_name, mismatches(table_name) FROM strategies;
 -- the state kept by deltas is hidden: the table has its query's columns only
 SELECT attname FROM pg_attribute WHERE attrelid = 'd_sums'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
-SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_state,
-       to_regclass('materialized_table_internal.derived_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_derived;
-SELECT to_regclass('materialized_table_internal.state_' || 'k_minmax'::regclass::oid) IS NOT NULL AS has_state;
-SELECT to_regclass('materialized_table_internal.state_' || 'd_own_rows'::regclass::oid) IS NOT NULL AS has_state,
-       to_regclass('materialized_table_internal.derived_' || 'd_own_rows'::regclass::oid) IS NOT NULL AS has_derived;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass)) IS NOT NULL AS has_state,
+       to_regclass('materialized_table_internal.derived_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass)) IS NOT NULL AS has_derived;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'k_minmax'::regclass)) IS NOT NULL AS has_state;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_own_rows'::regclass)) IS NOT NULL AS has_state,
+       to_regclass('materialized_table_internal.derived_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_own_rows'::regclass)) IS NOT NULL AS has_derived;
 -- every source of a table that follows old rows has REPLICA IDENTITY FULL;
 -- a materialized table in a chain keeps its own (it feeds its readers
 -- itself, not by decoding)
@@ -239,8 +239,8 @@ SELECT materialized_table.execute($$
            max(id)::bigint AS top
       FROM cont.s WHERE id > 2 GROUP BY g$$);
 SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'd_sums'::regclass;
-SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NULL AS state_gone,
-       to_regclass('materialized_table_internal.derived_' || 'd_sums'::regclass::oid) IS NULL AS derived_gone;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass)) IS NULL AS state_gone,
+       to_regclass('materialized_table_internal.derived_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass)) IS NULL AS derived_gone;
 SELECT mismatches('d_sums'), mismatches('k_chain');
 -- ... and comes back with a query deltas can maintain
 SELECT materialized_table.execute($$
@@ -249,7 +249,7 @@ SELECT materialized_table.execute($$
            count(*) AS top
       FROM cont.s WHERE id > 2 GROUP BY g$$);
 SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'd_sums'::regclass;
-SELECT to_regclass('materialized_table_internal.state_' || 'd_sums'::regclass::oid) IS NOT NULL AS has_state;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass)) IS NOT NULL AS has_state;
 SELECT mismatches('d_sums');
 
 -- SUSPEND and RESUME keep the pipeline, and the strategy
@@ -268,7 +268,7 @@ SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE switcher SET FRESHN
 SELECT refresh_mode, scheduler, maintenance, maintenance_detail FROM materialized_table.materialized_tables
  WHERE table_name = 'switcher'::regclass;
 SELECT count(*) FROM materialized_table_internal.continuous_state WHERE relid = 'switcher'::regclass;
-SELECT to_regclass('materialized_table_internal.state_' || 'switcher'::regclass::oid) IS NULL AS state_gone;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'switcher'::regclass)) IS NULL AS state_gone;
 SELECT materialized_table.execute($$ALTER MATERIALIZED TABLE switcher SET FRESHNESS = INTERVAL '10' SECOND$$);
 SELECT refresh_mode, scheduler, maintenance FROM materialized_table.materialized_tables
  WHERE table_name = 'switcher'::regclass;
@@ -321,20 +321,21 @@ SELECT pg_drop_replication_slot('regress_mt_cont_slot');
 
 -- DROP removes the pipeline's rows and hidden objects
 CREATE TEMP TABLE dropped AS
-SELECT 'd_sums'::regclass::oid AS deltas_oid, 'k_filter'::regclass::oid AS keys_oid;
+SELECT 'd_sums'::regclass::oid AS deltas_oid, 'k_filter'::regclass::oid AS keys_oid,
+       (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'd_sums'::regclass) AS deltas_id;
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE k_chain; DROP MATERIALIZED TABLE d_sums; DROP MATERIALIZED TABLE k_filter');
 SELECT (SELECT count(*) FROM materialized_table_internal.continuous_state WHERE relid IN (deltas_oid, keys_oid)) AS state,
        (SELECT count(*) FROM materialized_table_internal.change_keys WHERE relid IN (deltas_oid, keys_oid)) AS keys,
        (SELECT count(*) FROM materialized_table_internal.change_deltas WHERE relid IN (deltas_oid, keys_oid)) AS deltas,
-       to_regclass('materialized_table_internal.state_' || deltas_oid) AS state_table,
-       to_regclass('materialized_table_internal.derived_' || deltas_oid) AS derived_view
+       to_regclass('materialized_table_internal.state_' || deltas_id) AS state_table,
+       to_regclass('materialized_table_internal.derived_' || deltas_id) AS derived_view
   FROM dropped;
 -- and a DROP that rolls back keeps them
 BEGIN;
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE k_numeric_sum');
 ROLLBACK;
 SELECT table_name, maintenance, strategy FROM strategies WHERE table_name = 'k_numeric_sum'::regclass;
-SELECT to_regclass('materialized_table_internal.state_' || 'k_numeric_sum'::regclass::oid) IS NOT NULL AS has_state;
+SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'k_numeric_sum'::regclass)) IS NOT NULL AS has_state;
 
 -- clean up
 RESET search_path;

@@ -10,11 +10,13 @@ INSERT INTO fs.src VALUES (1, 10), (2, 20);
 -- the jobs of this test's tables, without their IDs
 CREATE VIEW fs.jobs AS
 SELECT j.jobname, j.schedule, j.username, j.active, j.database,
-       j.command = format('SELECT materialized_table.scheduled_refresh(%s::pg_catalog.oid::pg_catalog.regclass)',
-                          t.table_name::oid) AS command_ok
+       j.command = format('SELECT materialized_table.scheduled_refresh(%L::pg_catalog.regclass)',
+                          format('%I.%I', n.nspname, c.relname)) AS command_ok
   FROM cron.job j
   JOIN materialized_table.materialized_tables t
     ON j.jobid = (SELECT cron_jobid FROM materialized_table_internal.mt_table m WHERE m.relid = t.table_name)
+  JOIN pg_class c ON c.oid = t.table_name
+  JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE t.table_name::text LIKE 'fs.%'
  ORDER BY j.jobname;
 
@@ -146,7 +148,7 @@ ALTER TABLE fs_owned2."Sums" RENAME TO "a name so long that the job name must be
 SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE fs_owned2."a name so long that the job name must be clipped, 2"
   FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL AS SELECT id FROM fs.src$$);
 SELECT count(*) AS jobs, count(DISTINCT jobname) AS names,
-       bool_and(jobname LIKE 'materialized_table refresh fs_owned2."a name so long%... (%)') AS clipped
+       bool_and(jobname LIKE 'materialized_table refresh fs_owned2."a name so%... (%)') AS clipped
   FROM cron.job WHERE jobname LIKE '%fs_owned2%';
 -- DROP SCHEMA ... CASCADE removes the jobs
 DROP SCHEMA fs_owned2 CASCADE;

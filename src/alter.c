@@ -41,6 +41,7 @@
 #include "materialized_table.h"
 #include "pipeline.h"
 #include "refresh.h"
+#include "restore.h"
 
 #define METADATA_REFRESH_TIME "refresh_time"
 
@@ -304,7 +305,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 					 mt_errposition(st->source, q->location)));
 	}
 
-	(void) mt_define_query_view(st, q, relid, InvalidOid, true);
+	(void) mt_define_query_view(st, q, relid, mt_catalog_id(relid), InvalidOid, true);
 	check_no_cycle(st, q, relid, mt->query_view);
 	if (check_lineage)
 		mt_lineage_check_freshness(relid, mt->query_view, mt->freshness_value,
@@ -880,7 +881,9 @@ mt_alter_command(MtStatement *st)
 	 * on; then the catalog row, which the actions below read and change.
 	 */
 	relid = mt_lookup_table(st, a->name, MT_REFRESH_LOCKMODE, false);
-	(void) mt_lock_catalog_row(st, a->name, relid);
+	/* a table restored from a dump whose restore did not end is taken up first */
+	if (mt_lock_catalog_row(st, a->name, relid)->restore_pending != NULL)
+		mt_restore_take_up(relid);
 
 	switch (a->action)
 	{

@@ -44,6 +44,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "marker.h"
 #include "commands.h"
 #include "materialized_table.h"
 #include "spi_plans.h"
@@ -435,11 +436,70 @@ array_to_string_list(Datum array)
  * ---------------------------------------------------------------------
  */
 
-static const char *mt_table_columns =
-"relid, query_view, definition_query, refresh_mode, freshness_value, "
-"freshness_unit, refresh_status, partition_keys, options, declared_columns, "
-"metadata_columns, watermark_column, watermark_expression, distribution, "
-"last_refresh_time, scheduler, cron_jobid, pipeline_options";
+#define MT_TABLE_COLUMNS_1_0 \
+"relid, query_view, definition_query, refresh_mode, freshness_value, " \
+"freshness_unit, refresh_status, partition_keys, options, declared_columns, " \
+"metadata_columns, watermark_column, watermark_expression, distribution, " \
+"last_refresh_time, scheduler, cron_jobid, pipeline_options"
+
+/*
+ * The catalog's columns.  Version 1.0's has no restore_pending: the library
+ * works on it until ALTER EXTENSION ... UPDATE, as if nothing was pending.
+ */
+static int
+catalog_natts(void)
+{
+	Oid			catalog = get_relname_relid(MT_CATALOG_TABLE, mt_internal_namespace());
+
+	if (OidIsValid(catalog) && get_attnum(catalog, "id") != InvalidAttrNumber)
+		return Natts_mt_table;
+	return Anum_mt_table_restore_pending - 1;
+}
+
+/* Is the catalog of a version that knows restores (1.1 or later)? */
+bool
+mt_catalog_has_restore(void)
+{
+	return catalog_natts() == Natts_mt_table;
+}
+
+/*
+ * mt_catalog_new_id
+ *		The id of a new table (the relid it will have in a 1.0 catalog,
+ *		whose hidden objects are named after it: relid then).
+ */
+int64
+mt_catalog_new_id(void)
+{
+	MtSavedUser saved;
+	int64		id;
+	bool		isnull;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.table_id_seq')",
+					false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not number a new materialized table");
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return id;
+}
+
+/* The id of table relid (see MtTable); 0 if it is not a materialized table. */
+int64
+mt_catalog_id(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+
+	return mt ? mt->id : 0;
+}
+
+static const char *
+catalog_columns(int natts)
+{
+	return natts == Natts_mt_table ? MT_TABLE_COLUMNS_1_0 ", restore_pending, id" : MT_TABLE_COLUMNS_1_0;
+}
 
 static void
 row_to_datums(MtTable *mt, Datum *values, char *nulls)
@@ -485,12 +545,17 @@ row_to_datums(MtTable *mt, Datum *values, char *nulls)
 	else
 		nulls[16] = 'n';
 	values[17] = JsonbPGetDatum(mt_options_to_jsonb(mt->pipeline_options));
+	if (mt->restore_pending)
+		values[18] = CStringGetTextDatum(mt->restore_pending);
+	else
+		nulls[18] = 'n';
+	values[19] = Int64GetDatum(mt->id);
 }
 
 static const Oid mt_table_types[Natts_mt_table] = {
 	OIDOID, OIDOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID,
 	JSONBOID, BOOLOID, JSONBOID, TEXTOID, TEXTOID, JSONBOID, TIMESTAMPTZOID,
-	TEXTOID, INT8OID, JSONBOID
+	TEXTOID, INT8OID, JSONBOID, TEXTOID, INT8OID
 };
 
 void
@@ -502,22 +567,26 @@ mt_catalog_insert(MtTable *mt)
 	StringInfoData sql;
 	int			i;
 
+	int			natts = catalog_natts();
+
 	row_to_datums(mt, values, nulls);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s.%s (%s) VALUES (",
-					 MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE, mt_table_columns);
-	for (i = 0; i < Natts_mt_table; i++)
+					 MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE, catalog_columns(natts));
+	for (i = 0; i < natts; i++)
 		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
 	appendStringInfoChar(&sql, ')');
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
+	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into the materialized table catalog");
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	CacheInvalidateRelcacheByRelid(mt->relid);
+	if (natts == Natts_mt_table)
+		mt_marker_sync(mt);
 }
 
 void
@@ -527,7 +596,8 @@ mt_catalog_update(MtTable *mt)
 	Datum		values[Natts_mt_table];
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
-	char	   *columns = pstrdup(mt_table_columns);
+	int			natts = catalog_natts();
+	char	   *columns = pstrdup(catalog_columns(natts));
 	char	   *col;
 	char	   *save;
 	int			i = 0;
@@ -546,11 +616,13 @@ mt_catalog_update(MtTable *mt)
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(sql.data, Natts_mt_table, (Oid *) mt_table_types,
+	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
 							  values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the materialized table catalog");
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
+	if (natts == Natts_mt_table)
+		mt_marker_sync(mt);
 }
 
 void
@@ -608,9 +680,10 @@ catalog_read(Oid relid, bool for_update)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql;
 	MtTable    *mt = NULL;
+	int			natts = catalog_natts();
 
 	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1%s",
-				   mt_table_columns, MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE,
+				   catalog_columns(natts), MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE,
 				   for_update ? " FOR UPDATE" : "");
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
@@ -645,6 +718,8 @@ catalog_read(Oid relid, bool for_update)
 		mt->scheduler = n[15] ? NULL : TextDatumGetCString(d[15]);
 		mt->cron_jobid = n[16] ? 0 : DatumGetInt64(d[16]);
 		mt->pipeline_options = options_from_jsonb(DatumGetJsonbP(d[17]));
+		mt->restore_pending = (natts < Natts_mt_table || n[18]) ? NULL : TextDatumGetCString(d[18]);
+		mt->id = (natts < Natts_mt_table) ? (int64) mt->relid : DatumGetInt64(d[19]);
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
@@ -721,4 +796,82 @@ mt_catalog_all_relids(void)
 								  MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE), InvalidOid);
 	mt_as_extension_owner_end(&saved);
 	return result;
+}
+
+/* ---------------------------------------------------------------------
+ * Definitions, for dumps (see restore.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Columns a definition leaves out: the table and its view, named by the
+ * marker that carries the definition; and what the pipeline sets, which a
+ * restored table gets anew.
+ */
+#define DEFINITION_EXCLUDED \
+	"ARRAY['relid', 'query_view', 'last_refresh_time', 'scheduler', 'cron_jobid', 'restore_pending']"
+
+/*
+ * mt_catalog_definition
+ *		The catalog row of an MT but for DEFINITION_EXCLUDED, as JSON text.
+ */
+char *
+mt_catalog_definition(Oid relid)
+{
+	MtSavedUser saved;
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *result = NULL;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT (pg_catalog.to_jsonb(t) OPERATOR(pg_catalog.-) " DEFINITION_EXCLUDED
+							  ")::pg_catalog.text FROM materialized_table_internal.mt_table t "
+							  "WHERE t.relid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	if (SPI_processed == 1)
+		result = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return result;
+}
+
+/*
+ * mt_catalog_insert_definition
+ *		A catalog row for table relid, its query in query_view, from a
+ *		definition of mt_catalog_definition's; the pipeline's columns empty
+ *		and restore_pending as given.
+ */
+void
+mt_catalog_insert_definition(Oid relid, Oid query_view, const char *definition,
+							 const char *restore_pending)
+{
+	MtSavedUser saved;
+	Oid			argtypes[4] = {TEXTOID, OIDOID, OIDOID, TEXTOID};
+	Datum		values[4] = {CStringGetTextDatum(definition), ObjectIdGetDatum(relid),
+	ObjectIdGetDatum(query_view), CStringGetTextDatum(restore_pending)};
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	/* tables created from now on get ids past the restored ones */
+	if (SPI_execute_with_args("SELECT pg_catalog.setval('materialized_table_internal.table_id_seq', "
+							  "GREATEST(pg_catalog.nextval('materialized_table_internal.table_id_seq'), "
+							  "($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 'id')::pg_catalog.int8))",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not number a restored materialized table");
+	if (SPI_execute_with_args(psprintf("INSERT INTO materialized_table_internal.mt_table "
+									   "SELECT * FROM pg_catalog.jsonb_populate_record("
+									   "NULL::materialized_table_internal.mt_table, "
+									   "($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) %s) OPERATOR(pg_catalog.||) "
+									   "pg_catalog.jsonb_build_object('relid', $2::pg_catalog.regclass, "
+									   "'query_view', $3::pg_catalog.regclass, 'restore_pending', $4))",
+									   DEFINITION_EXCLUDED),
+							  4, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	CacheInvalidateRelcacheByRelid(relid);
 }

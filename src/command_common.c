@@ -43,6 +43,7 @@
 #include "catalog/pg_operator.h"
 
 #include "commands.h"
+#include "marker.h"
 #include "materialized_table.h"
 #include "spi_plans.h"
 
@@ -469,14 +470,14 @@ grant_to_owner(Oid rel, Oid owner, bool write)
  * needs CASCADE (which then drops the table).
  */
 Oid
-mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, Oid owner, bool replace)
+mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, int64 id, Oid owner, bool replace)
 {
 	ViewStmt   *vs = makeNode(ViewStmt);
 	ObjectAddress address;
 	Oid			save_userid;
 	int			save_sec;
 
-	vs->view = makeRangeVar(MT_INTERNAL_SCHEMA, psprintf("query_%u", relid), -1);
+	vs->view = makeRangeVar(MT_INTERNAL_SCHEMA, mt_hidden_name("query_", id), -1);
 	vs->query = (Node *) copyObject(q->stmt);
 	vs->replace = replace;
 	/* what the query reads is checked as the one who reads the view */
@@ -849,8 +850,8 @@ mt_sync_hidden_privileges(Oid relid)
 		return;
 	owner = mt_table_owner(relid);
 	parts[0] = mt->query_view;
-	parts[1] = get_relname_relid(psprintf("state_%u", relid), nsp);
-	parts[2] = get_relname_relid(psprintf("derived_%u", relid), nsp);
+	parts[1] = get_relname_relid(mt_hidden_name("state_", mt->id), nsp);
+	parts[2] = get_relname_relid(mt_hidden_name("derived_", mt->id), nsp);
 	mt_as_extension_owner_begin(&saved);
 	for (i = 0; i < lengthof(parts); i++)
 		if (OidIsValid(parts[i]))

@@ -50,6 +50,7 @@
 #include "commands.h"
 #include "continuous_chain.h"
 #include "continuous_deltas.h"
+#include "marker.h"
 #include "materialized_table.h"
 #include "row_cache.h"
 
@@ -107,7 +108,8 @@ struct MtDeltaSet
 static char *
 internal_name(const char *prefix, Oid relid)
 {
-	return quote_qualified_identifier(MT_INTERNAL_SCHEMA, psprintf("%s_%u", prefix, relid));
+	return quote_qualified_identifier(MT_INTERNAL_SCHEMA,
+									  mt_hidden_name(psprintf("%s_", prefix), mt_catalog_id(relid)));
 }
 
 /*
@@ -159,7 +161,7 @@ named_column(TupleDesc desc, const char *name)
 Oid
 mt_deltas_derived_view(Oid relid)
 {
-	return get_relname_relid(psprintf("derived_%u", relid), mt_internal_namespace());
+	return mt_hidden_relid("derived_", relid);
 }
 
 /*
@@ -245,7 +247,7 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 
 	ObjectAddressSet(table, RelationRelationId, relid);
 	ObjectAddressSet(part, RelationRelationId,
-					 get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace()));
+					 mt_hidden_relid("state_", relid));
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
 	mt_grant_hidden_object(relid, part.objectId, true);
 	ObjectAddressSet(part, RelationRelationId, mt_deltas_derived_view(relid));
@@ -258,9 +260,8 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 void
 mt_deltas_drop_objects(Oid relid)
 {
-	Oid			nsp = mt_internal_namespace();
-	Oid			derived = get_relname_relid(psprintf("derived_%u", relid), nsp);
-	Oid			state = get_relname_relid(psprintf("state_%u", relid), nsp);
+	Oid			derived = mt_hidden_relid("derived_", relid);
+	Oid			state = mt_hidden_relid("state_", relid);
 	ObjectAddress address;
 
 	/* they are parts of the table: detach them before they can go alone */
@@ -290,7 +291,7 @@ mt_deltas_drop_objects(Oid relid)
 static TupleDesc
 state_desc(Oid relid)
 {
-	Oid			stateid = get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace());
+	Oid			stateid = mt_hidden_relid("state_", relid);
 	Relation	state = table_open(OidIsValid(stateid) ? stateid : relid, AccessShareLock);
 	TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(state));
 
@@ -1138,7 +1139,7 @@ mt_deltas_apply(MtDeltaSet *set)
 bool
 mt_deltas_has_state(Oid relid)
 {
-	return OidIsValid(get_relname_relid(psprintf("state_%u", relid), mt_internal_namespace()));
+	return OidIsValid(mt_hidden_relid("state_", relid));
 }
 
 /*

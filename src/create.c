@@ -769,7 +769,8 @@ create_new(MtStatement *st, Oid nspid)
 		mt_check_watermark(st, c->watermark, mt->relid);
 
 	/* its query, as a view that is part of the table */
-	mt->query_view = mt_define_query_view(st, c->query, mt->relid, GetUserId(), false);
+	mt->id = mt_catalog_has_restore() ? mt_catalog_new_id() : (int64) mt->relid;
+	mt->query_view = mt_define_query_view(st, c->query, mt->relid, mt->id, GetUserId(), false);
 	/* the materialized tables it reads must fit its freshness */
 	mt_lineage_check_freshness(mt->relid, mt->query_view, value, unit, st->source,
 							   c->freshness ? c->freshness->location : c->name->location);

@@ -44,6 +44,7 @@
 #include "guards.h"
 #include "materialized_table.h"
 #include "pipeline.h"
+#include "restore.h"
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
 static ExecutorStart_hook_type prev_executor_start = NULL;
@@ -51,6 +52,9 @@ static ExecutorStart_hook_type prev_executor_start = NULL;
 static void
 refuse_write(Oid mt, const char *what)
 {
+	/* the restore of a dump writes its tables back */
+	if (mt_restore_may_write(mt, true))
+		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 			 errmsg("cannot %s materialized table \"%s\"", what, get_rel_name(mt)),
@@ -61,6 +65,8 @@ refuse_write(Oid mt, const char *what)
 static void
 refuse_alter(Oid mt, const char *what)
 {
+	if (mt_restore_may_write(mt, false))
+		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot %s materialized table \"%s\"", what, get_rel_name(mt)),
@@ -347,8 +353,9 @@ check_utility(Node *parsetree)
 					RangeVar   *rv = makeRangeVarFromNameList(lfirst(lc));
 					Oid			relid = RangeVarGetRelid(rv, NoLock, true);
 
+					/* (pg_restore --clean drops partitions before their table) */
 					if (OidIsValid(relid) && OidIsValid(mt = mt_owning_materialized_table(relid)) &&
-						mt != relid)
+						mt != relid && !mt_restore_session())
 						ereport(ERROR,
 								(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 								 errmsg("cannot drop partition \"%s\" of materialized table \"%s\"",
@@ -507,6 +514,10 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	List	   *partitioned = NIL;
 	Oid			persistence_changed = InvalidOid;
 
+	/* pg_restore --clean drops hidden objects before their tables */
+	if (mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
+		mt_restore_before_drop(parsetree);
+
 	if (IsA(parsetree, DropdbStmt))
 	{
 		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
@@ -544,6 +555,11 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* pg_cron's jobs are named after their table and run as its owner */
 	if (schedules_may_change(parsetree) && mt_extension_ready())
 		mt_pipeline_recheck_schedules();
+
+	/* a restore of a dump: a marker's definition, then the end of the data */
+	if ((IsA(parsetree, CommentStmt) || IsA(parsetree, RefreshMatViewStmt)) &&
+		mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
+		mt_restore_after_utility(parsetree);
 
 	/* a table's pipeline runs as its owner: follow owner changes */
 	if (IsA(parsetree, ReassignOwnedStmt) && mt_extension_ready())

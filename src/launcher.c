@@ -152,6 +152,14 @@ request_worker(Oid dbid)
 	LWLockRelease(state->lock);
 }
 
+/* The database's worker (started if need be) reads the catalog again now. */
+void
+mt_wake_worker_now(void)
+{
+	if (state != NULL)
+		request_worker(MyDatabaseId);
+}
+
 /*
  * mt_wake_worker_at_commit
  *		When this transaction commits, the database's worker (started if

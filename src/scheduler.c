@@ -121,15 +121,20 @@ job_name(Oid relid)
 	if (strlen(name) < NAMEDATALEN)
 		return name;
 	suffix = psprintf("... (%u)", relid);
-	len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1 - strlen(suffix));
+	/* room for the longest OID: the clipped part does not depend on it */
+	len = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1 - strlen("... ()") - 10);
 	return psprintf("%.*s%s", len, name, suffix);
 }
 
+/*
+ * The job's command names the table, not its OID: the job of a table
+ * restored from a dump (with pg_cron's own table) finds the new table.
+ */
 static char *
 job_command(Oid relid)
 {
-	return psprintf("SELECT materialized_table.scheduled_refresh(%u::pg_catalog.oid::pg_catalog.regclass)",
-					relid);
+	return psprintf("SELECT materialized_table.scheduled_refresh(%s::pg_catalog.regclass)",
+					quote_literal_cstr(mt_qualified_name(relid)));
 }
 
 static char *
@@ -194,6 +199,18 @@ mt_scheduler_start(MtTable *mt)
 												 "pg_catalog.current_database(), $4, $5)",
 												 5, types, values, NULL, &isnull));
 		mt->scheduler = MT_SCHEDULER_PG_CRON;
+
+		/*
+		 * pg_cron merges the job into one of the same name and user, whose
+		 * database it keeps: that of a job restored from a dump of another
+		 * database, say.
+		 */
+		types[0] = INT8OID;
+		values[0] = Int64GetDatum(mt->cron_jobid);
+		(void) cron_call("SELECT cron.alter_job(job_id := j.jobid, database := pg_catalog.current_database()) "
+						 "FROM cron.job j WHERE j.jobid OPERATOR(pg_catalog.=) $1 "
+						 "AND j.database OPERATOR(pg_catalog.<>) pg_catalog.current_database()",
+						 1, types, values, NULL, &isnull);
 	}
 }
 
@@ -249,7 +266,8 @@ mt_scheduler_set_active(MtTable *mt, bool active)
  * the caller waited for); false if there is no such job.
  */
 static bool
-job_read(int64 jobid, char **schedule, char **username, bool *active, char **jobname)
+job_read(int64 jobid, char **schedule, char **username, bool *active, char **jobname,
+		 char **command)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(jobid)};
@@ -259,7 +277,7 @@ job_read(int64 jobid, char **schedule, char **username, bool *active, char **job
 
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT schedule, username, active, jobname FROM cron.job "
+	if (SPI_execute_with_args("SELECT schedule, username, active, jobname, command FROM cron.job "
 							  "WHERE jobid = $1",
 							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_cron's job " INT64_FORMAT, jobid);
@@ -274,10 +292,12 @@ job_read(int64 jobid, char **schedule, char **username, bool *active, char **job
 		a = SPI_getvalue(tup, desc, 3);
 		*active = a != NULL && strcmp(a, "t") == 0;
 		*jobname = SPI_getvalue(tup, desc, 4);
+		*command = SPI_getvalue(tup, desc, 5);
 		/* SPI_getvalue's copies go with SPI_finish */
 		*schedule = *schedule ? MemoryContextStrdup(caller, *schedule) : NULL;
 		*username = *username ? MemoryContextStrdup(caller, *username) : NULL;
 		*jobname = *jobname ? MemoryContextStrdup(caller, *jobname) : NULL;
+		*command = *command ? MemoryContextStrdup(caller, *command) : NULL;
 		found = true;
 	}
 	SPI_finish();
@@ -304,6 +324,7 @@ mt_scheduler_in_sync(MtTable *mt)
 	char	   *cur_schedule;
 	char	   *cur_username;
 	char	   *cur_jobname;
+	char	   *cur_command;
 	bool		cur_active;
 
 	if (mt->refresh_mode != MT_MODE_FULL)
@@ -311,9 +332,11 @@ mt_scheduler_in_sync(MtTable *mt)
 	if (!pg_cron_can_drive(mt, schedule))
 		return mt->cron_jobid == 0 && same_text(mt->scheduler, MT_SCHEDULER_WORKER);
 	if (mt->cron_jobid == 0 ||
-		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
+		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname,
+				  &cur_command))
 		return false;
 	return same_text(cur_jobname, job_name(mt->relid)) &&
+		same_text(cur_command, job_command(mt->relid)) &&
 		same_text(cur_schedule, schedule) &&
 		same_text(cur_username, owner_name(mt->relid)) &&
 		cur_active == (mt->status != MT_STATUS_SUSPENDED);
@@ -332,6 +355,7 @@ mt_scheduler_sync_job(MtTable *mt)
 	char	   *cur_schedule = NULL;
 	char	   *cur_username = NULL;
 	char	   *cur_jobname = NULL;
+	char	   *cur_command = NULL;
 	bool		cur_active = false;
 	char	   *username;
 	bool		active = mt->status != MT_STATUS_SUSPENDED;
@@ -344,7 +368,8 @@ mt_scheduler_sync_job(MtTable *mt)
 	if (mt_scheduler_in_sync(mt))
 		return;
 	if (!pg_cron_can_drive(mt, schedule) || mt->cron_jobid == 0 ||
-		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname))
+		!job_read(mt->cron_jobid, &cur_schedule, &cur_username, &cur_active, &cur_jobname,
+				  &cur_command))
 	{
 		mt_scheduler_stop(mt);
 		mt_scheduler_start(mt);
@@ -370,17 +395,18 @@ mt_scheduler_sync_job(MtTable *mt)
 
 	username = owner_name(mt->relid);
 	{
-		Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, BOOLOID};
-		Datum		values[4];
+		Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+		Datum		values[5];
 		bool		isnull;
 
 		values[0] = Int64GetDatum(mt->cron_jobid);
 		values[1] = CStringGetTextDatum(schedule);
 		values[2] = CStringGetTextDatum(username);
 		values[3] = BoolGetDatum(active);
+		values[4] = CStringGetTextDatum(job_command(mt->relid));
 		(void) cron_call("SELECT cron.alter_job(job_id := $1, schedule := $2, username := $3, "
-						 "active := $4)",
-						 4, types, values, NULL, &isnull);
+						 "active := $4, command := $5)",
+						 5, types, values, NULL, &isnull);
 	}
 }
 

@@ -43,6 +43,7 @@
 #include "freshness.h"
 #include "launcher.h"
 #include "materialized_table.h"
+#include "restore.h"
 #include "scheduler.h"
 
 PGDLLEXPORT void mt_worker_main(Datum arg);
@@ -69,6 +70,42 @@ static List *continuous = NIL;	/* MtTable, in tables_context */
  */
 static MemoryContext tables_context = NULL;
 static MemoryContext previous_tables_context = NULL;
+
+/*
+ * Finish the restores of dumps whose end the hooks did not see (see
+ * restore.c), each time the worker reads its tables.  A failure is logged
+ * and leaves those tables pending.
+ */
+static bool
+finish_restores(void)
+{
+	MtSubxact	sub;
+	volatile bool pending = false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		if (mt_extension_ready())
+			pending = mt_restore_reconcile();
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = mt_subxact_rollback(&sub);
+
+		ereport(LOG,
+				(errmsg("materialized_table worker could not finish the restore of materialized tables: %s",
+						edata->message)));
+	}
+	PG_END_TRY();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(worker_context);
+	return pending;
+}
 
 /* Read which tables this worker serves; false if the extension is gone. */
 static bool
@@ -99,7 +136,8 @@ load_tables(void)
 	{
 		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
 
-		if (mt == NULL)
+		/* (a table restored from a dump waits for the end of its restore) */
+		if (mt == NULL || mt->restore_pending != NULL)
 			continue;
 		if (mt->refresh_mode == MT_MODE_CONTINUOUS)
 			continuous = lappend(continuous, mt);
@@ -196,6 +234,7 @@ run_due_schedules(void)
 static uint32 loop_generation = 0;
 static TimestampTz loop_last_load = 0;
 static bool loop_installed = true;
+static bool loop_restores_pending = false;
 
 /*
  * worker_turn
@@ -217,6 +256,7 @@ worker_turn(Oid dbid)
 		TimestampDifferenceExceeds(loop_last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
 	{
 		loop_generation = current;
+		loop_restores_pending = finish_restores();
 		loop_installed = load_tables();
 		loop_last_load = GetCurrentTimestamp();
 		/* a table locked by DDL: read everything again at the next turn */
@@ -224,7 +264,15 @@ worker_turn(Oid dbid)
 			loop_last_load = 0;
 	}
 	if (scheduled == NIL && continuous == NIL)
+	{
+		/* the end of a restore to wait for: look again shortly */
+		if (loop_restores_pending)
+		{
+			loop_last_load = 0;
+			return 1000;
+		}
 		return -1;
+	}
 
 	wait = run_due_schedules();
 	cycle_wait = mt_continuous_worker_cycle();

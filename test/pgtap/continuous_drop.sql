@@ -101,7 +101,8 @@ SELECT is((SELECT count(*) FROM pg_class c
             WHERE c.relnamespace = 'materialized_table_internal'::regnamespace AND c.relkind IN ('r', 'v')
               AND (c.relname LIKE 'state\_%' OR c.relname LIKE 'derived\_%')
               AND NOT EXISTS (SELECT FROM materialized_table_internal.continuous_state s
-                               WHERE c.relname IN ('state_' || s.relid, 'derived_' || s.relid))),
+                                 JOIN materialized_table_internal.mt_table t ON t.relid = s.relid
+                               WHERE c.relname IN ('state_' || t.id, 'derived_' || t.id))),
           0::bigint, 'nor hidden state tables or views');
 SELECT is((SELECT count(*) FROM materialized_table_internal.mt_table t
             WHERE NOT EXISTS (SELECT FROM pg_class WHERE oid = t.relid)),

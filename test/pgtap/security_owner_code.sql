@@ -78,7 +78,8 @@ SELECT is((SELECT rolsuper FROM pg_roles WHERE rolname = 'tap_sec_eve'), false,
           'who did not become a superuser');
 
 -- (b) the hidden objects of a table are not the owner's to alter or write
-SELECT format('materialized_table_internal.state_%s', 'tap_sec_eve.t'::regclass::oid) AS state,
+SELECT format('materialized_table_internal.state_%s',
+              (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'tap_sec_eve.t'::regclass)) AS state,
        (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table
          WHERE relid = 'tap_sec_eve.t'::regclass) AS view \gset
 SELECT is((SELECT count(*) FROM pg_class c WHERE c.oid IN (:'state'::regclass, :'view'::regclass)
