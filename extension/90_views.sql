@@ -50,7 +50,7 @@ SELECT t.relid AS table_name,
        t.options,
        t.last_refresh_time,
        t.scheduler,
-       CASE WHEN t.refresh_mode = 'FULL' AND t.refresh_status = 'ACTIVATED' THEN
+       CASE WHEN t.refresh_mode = 'FULL' AND t.refresh_status = 'ACTIVATED' AND t.restore_pending IS NULL THEN
             pg_catalog.date_bin(materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit),
                                 pg_catalog.now(), 'epoch'::pg_catalog.timestamptz)
             + materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit)
@@ -58,10 +58,13 @@ SELECT t.relid AS table_name,
        CASE WHEN t.refresh_mode = 'CONTINUOUS' AND c.strategy IN ('KEYS', 'DELTAS')
             THEN 'INCREMENTAL' ELSE 'FULL_RECOMPUTE'
        END AS maintenance,
-       CASE WHEN t.refresh_mode = 'CONTINUOUS' THEN c.reason
+       -- a table restored from a dump and not taken up yet says why
+       CASE WHEN t.restore_pending IS NOT NULL THEN t.restore_pending
+            WHEN t.refresh_mode = 'CONTINUOUS' THEN c.reason
             ELSE 'recomputed on a schedule'
        END AS maintenance_detail,
-       l.current_lag,
+       CASE WHEN t.restore_pending IS NULL THEN l.current_lag END AS current_lag,
+       t.restore_pending IS NULL AND
        l.current_lag <= materialized_table_internal.freshness_interval(t.freshness_value, t.freshness_unit)
            AS freshness_met
   FROM materialized_table_internal.mt_table t

@@ -31,6 +31,9 @@ extern int	mt_default_freshness_continuous;	/* seconds */
 extern int	mt_default_freshness_full;		/* seconds */
 extern int	mt_history_retention;			/* seconds; 0 keeps everything */
 
+/* statements on materialized tables need the library preloaded */
+extern void mt_require_preload(void);
+
 /* error position into the statement text handed to execute() */
 extern int	mt_errposition(const char *source, int location);
 

@@ -13,7 +13,7 @@
 extern void mt_restore_after_utility(Node *parsetree);
 extern bool mt_restore_may_write(Oid relid, bool data);
 extern void mt_restore_take_up(Oid relid);
-extern bool mt_restore_reconcile(void);
+extern bool mt_restore_reconcile(bool retry_failed);
 extern void mt_restore_before_drop(Node *parsetree);
 extern bool mt_restore_session(void);
 

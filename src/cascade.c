@@ -443,6 +443,8 @@ mt_refresh_sql(PG_FUNCTION_ARGS)
 	int64		saved_cascade_id = mt_history_cascade_id;
 	ListCell   *lc;
 
+	mt_require_preload();
+
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -60,6 +60,7 @@ mt_execute(PG_FUNCTION_ARGS)
 	List	   *statements;
 	ListCell   *lc;
 
+	mt_require_preload();
 	if (!mt_extension_ready())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

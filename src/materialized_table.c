@@ -93,19 +93,45 @@ mt_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* Was the library loaded at server start, with its hooks and workers? */
+static bool mt_preloaded = false;
+
 void
 _PG_init(void)
 {
+	/*
+	 * Loaded later (by CREATE EXTENSION, or a restore's), the library
+	 * leaves materialized tables alone: readable, neither guarded nor
+	 * maintained.  A restore still brings their rows; the worker takes them
+	 * up once the server runs with the library.
+	 */
 	if (!process_shared_preload_libraries_in_progress)
-		ereport(ERROR,
+	{
+		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("materialized_table can only be loaded via shared_preload_libraries"),
+				 errmsg("materialized_table is not in shared_preload_libraries: materialized tables are neither guarded nor maintained"),
 				 errhint("Add materialized_table to shared_preload_libraries in postgresql.conf and restart the server.")));
-
+		return;
+	}
+	mt_preloaded = true;
 	define_settings();
 	mt_guards_install();
 	mt_launcher_init();
 	RegisterXactCallback(mt_xact_callback, NULL);
+}
+
+/*
+ * mt_require_preload
+ *		The statements on materialized tables need the library's hooks.
+ */
+void
+mt_require_preload(void)
+{
+	if (!mt_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized_table can only be used when loaded through shared_preload_libraries"),
+				 errhint("Add materialized_table to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
 /*

@@ -39,6 +39,7 @@
 
 #include "access/table.h"
 #include "access/xact.h"
+#include "commands/dbcommands.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
@@ -64,11 +65,13 @@
 #include "launcher.h"
 #include "materialized_table.h"
 #include "pipeline.h"
+#include "scheduler.h"
 #include "marker.h"
 #include "restore.h"
 
 #define WAITING_FOR_DATA		"restored from a dump: waiting for its data"
 #define DATA_FROM				"restored from a dump: its data is being restored by process "
+#define NOT_TAKEN_UP			"restored from a dump; not maintained yet: "
 
 /* Has this session asked to be noticed when it ends? */
 static bool restorer_registered = false;
@@ -196,6 +199,14 @@ mt_restore_take_up(Oid relid)
 		mt_catalog_update(mt);
 		CommandCounterIncrement();
 		mt_pipeline_table_created(mt);
+		/* a WARNING: restores show no NOTICE (client_min_messages) */
+		if (mt->refresh_mode == MT_MODE_FULL && !mt_pg_cron_available())
+			ereport(WARNING,
+					(errmsg("restored materialized table \"%s\" is refreshed on its schedule by the database's worker",
+							get_rel_name(relid)),
+					 errdetail("pg_cron is not installed in database \"%s\".",
+							   get_database_name(MyDatabaseId)),
+					 errhint("To schedule it with pg_cron, create extension pg_cron in the database named by cron.database_name.")));
 		mt_marker_sync(mt);
 		mt_history_note(relid, "RESTORE", NULL, "SUCCEEDED", NULL, false);
 		mt_subxact_commit(&sub);
@@ -211,7 +222,7 @@ mt_restore_take_up(Oid relid)
 				 edata->hint ? errhint("%s", edata->hint) : 0,
 				 errdetail("Its rows are as they were dumped; it is taken up when its database's worker next starts, or by ALTER MATERIALIZED TABLE ... REFRESH.")));
 		mt = mt_catalog_lookup(relid, false);
-		mt->restore_pending = psprintf("restored from a dump; not maintained yet: %s", edata->message);
+		mt->restore_pending = psprintf("%s%s", NOT_TAKEN_UP, edata->message);
 		mt_catalog_update(mt);
 		FreeErrorData(edata);
 	}
@@ -303,12 +314,14 @@ mt_restore_may_write(Oid relid, bool data)
  *		Finish the restores the hook did not see: a marker without a
  *		catalog row gets one, and a pending table whose marker is populated
  *		(its restore issued the marker's REFRESH), or whose data was
- *		restored by a process that has ended, is taken up.  Returns whether
- *		tables are left pending.  The worker calls this each time it reads
- *		its tables.
+ *		restored by a process that has ended, is taken up.  One that could
+ *		not be taken up (for want of wal_level = logical, say) is tried
+ *		again only with retry_failed.  Returns whether tables are left
+ *		waiting for a restore to end.  The worker calls this each time it
+ *		reads its tables, retrying failed ones when it starts.
  */
 bool
-mt_restore_reconcile(void)
+mt_restore_reconcile(bool retry_failed)
 {
 	bool		pending = false;
 	List	   *markers;
@@ -342,8 +355,12 @@ mt_restore_reconcile(void)
 			Relation	rel = table_open(marker, AccessShareLock);
 			bool		populated = RelationIsPopulated(rel);
 			int			pid = restoring_process(mt);
+			bool		failed = strncmp(mt->restore_pending, NOT_TAKEN_UP,
+										 strlen(NOT_TAKEN_UP)) == 0;
 
 			table_close(rel, AccessShareLock);
+			if (failed && !retry_failed)
+				continue;		/* what it waits for needs a restart */
 			/* its restore has ended, or the process restoring its data has */
 			if (populated || (pid != 0 && BackendPidGetProc(pid) == NULL))
 				mt_restore_take_up(relid);

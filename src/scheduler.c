@@ -529,6 +529,7 @@ mt_scheduled_refresh_sql(PG_FUNCTION_ARGS)
 	MtTable    *mt;
 	TimestampTz trigger_time;
 
+	mt_require_preload();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

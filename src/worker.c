@@ -77,7 +77,7 @@ static MemoryContext previous_tables_context = NULL;
  * and leaves those tables pending.
  */
 static bool
-finish_restores(void)
+finish_restores(bool at_start)
 {
 	MtSubxact	sub;
 	volatile bool pending = false;
@@ -89,7 +89,7 @@ finish_restores(void)
 	PG_TRY();
 	{
 		if (mt_extension_ready())
-			pending = mt_restore_reconcile();
+			pending = mt_restore_reconcile(at_start);
 		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();
@@ -235,6 +235,7 @@ static uint32 loop_generation = 0;
 static TimestampTz loop_last_load = 0;
 static bool loop_installed = true;
 static bool loop_restores_pending = false;
+static bool loop_started = false;
 
 /*
  * worker_turn
@@ -256,7 +257,8 @@ worker_turn(Oid dbid)
 		TimestampDifferenceExceeds(loop_last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
 	{
 		loop_generation = current;
-		loop_restores_pending = finish_restores();
+		loop_restores_pending = finish_restores(!loop_started);
+		loop_started = true;
 		loop_installed = load_tables();
 		loop_last_load = GetCurrentTimestamp();
 		/* a table locked by DDL: read everything again at the next turn */
