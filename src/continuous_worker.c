@@ -304,6 +304,21 @@ saw(Seen *seen, TransactionId xid)
 	return true;
 }
 
+/*
+ * Does continuous_state have applied_lsn (version 1.1)?  Until ALTER
+ * EXTENSION ... UPDATE, a 1.0 catalog has not: the worker then applies a
+ * batch in one transaction with the origin's progress, as 1.0 did.
+ */
+static bool applied_lsn_kept = true;
+
+static bool
+catalog_keeps_applied_lsn(void)
+{
+	Oid			state = get_relname_relid("continuous_state", mt_internal_namespace());
+
+	return OidIsValid(state) && get_attnum(state, "applied_lsn") != InvalidAttrNumber;
+}
+
 static void
 load_baseline(ContTable *t)
 {
@@ -313,10 +328,14 @@ load_baseline(ContTable *t)
 	t->has_baseline = false;
 	t->synced = false;
 	SPI_connect();
-	if (mt_spi_execute_saved("SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
-							  "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
-							  "WHERE relid = $1",
-							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+	if (mt_spi_execute_saved(applied_lsn_kept ?
+							 "SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+							 "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
+							 "WHERE relid = $1" :
+							 "SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+							 "baseline_xip, NULL::pg_catalog.pg_lsn FROM materialized_table_internal.continuous_state "
+							 "WHERE relid = $1",
+							 1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
 	if (SPI_processed == 1)
 	{
@@ -727,6 +746,7 @@ read_tables(List *mts, MemoryContext context, List **result)
 	List	   *still_unreadable = NIL;
 
 	*result = NIL;
+	applied_lsn_kept = catalog_keeps_applied_lsn();
 	foreach(lc, mts)
 	{
 		MtTable    *mt = lfirst(lc);
@@ -2671,7 +2691,7 @@ note_applied(List *done, XLogRecPtr batch_end)
 	Datum	   *oids;
 	ListCell   *lc;
 
-	if (done == NIL)
+	if (done == NIL || !applied_lsn_kept)
 		return;
 	oids = palloc(sizeof(Datum) * list_length(done));
 	foreach(lc, done)
@@ -2751,6 +2771,24 @@ apply_slow_table(ContTable *t, TimestampTz now, XLogRecPtr batch_end)
 	return done;
 }
 
+/* Baselines whose transactions have all been decoded are done with. */
+static void
+forget_old_baselines(XLogRecPtr batch_end)
+{
+	Oid			types[1] = {PG_LSNOID};
+	Datum		values[1] = {LSNGetDatum(batch_end)};
+
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
+							  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
+							  "baseline_lsn = NULL WHERE baseline_lsn < $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
+							  "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
 /*
  * Apply the batch; set the origin to where decoding stopped.  False if a
  * table's lock could not be had in time: the batch is applied again at the
@@ -2780,13 +2818,14 @@ apply_batch(XLogRecPtr batch_end)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	set_lock_timeout();			/* a timeout postpones the whole batch */
-	commit_asynchronously();
+	if (applied_lsn_kept)
+		commit_asynchronously();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(lc, tables)
 	{
 		ContTable  *t = lfirst(lc);
 		bool		had_work = has_batch_work(t);
-		bool		postponed = process_table(t, now, true);
+		bool		postponed = process_table(t, now, applied_lsn_kept);
 		MemoryContext old = MemoryContextSwitchTo(caller);
 
 		if (postponed)
@@ -2796,8 +2835,17 @@ apply_batch(XLogRecPtr batch_end)
 		MemoryContextSwitchTo(old);
 	}
 	note_applied(done, batch_end);
+	/* a 1.0 catalog: the whole batch and the origin's progress at once */
+	if (!applied_lsn_kept)
+	{
+		forget_old_baselines(batch_end);
+		replorigin_session_origin_lsn = batch_end;
+		replorigin_session_origin_timestamp = now;
+	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	replorigin_session_origin_lsn = InvalidXLogRecPtr;
+	replorigin_session_origin_timestamp = 0;
 	MemoryContextSwitchTo(caller);
 	foreach(lc, done)
 		batch_done(lfirst(lc), batch_end);
@@ -2810,32 +2858,21 @@ apply_batch(XLogRecPtr batch_end)
 	if (!complete)
 		return false;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	set_lock_timeout();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	/* baselines whose transactions have all been decoded are done with */
+	if (applied_lsn_kept)
 	{
-		Oid			types[1] = {PG_LSNOID};
-		Datum		values[1] = {LSNGetDatum(batch_end)};
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		set_lock_timeout();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		forget_old_baselines(batch_end);
+		PopActiveSnapshot();
 
-		SPI_connect();
-		if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
-								  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
-								  "baseline_lsn = NULL WHERE baseline_lsn < $1",
-								  1, types, values, NULL, false, 0) < 0 ||
-			mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
-								  "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
-			elog(ERROR, "could not update the continuous state");
-		SPI_finish();
+		replorigin_session_origin_lsn = batch_end;
+		replorigin_session_origin_timestamp = now;
+		CommitTransactionCommand();
+		replorigin_session_origin_lsn = InvalidXLogRecPtr;
+		replorigin_session_origin_timestamp = 0;
 	}
-	PopActiveSnapshot();
-
-	replorigin_session_origin_lsn = batch_end;
-	replorigin_session_origin_timestamp = now;
-	CommitTransactionCommand();
-	replorigin_session_origin_lsn = InvalidXLogRecPtr;
-	replorigin_session_origin_timestamp = 0;
 
 	/*
 	 * A table taken up in this cycle follows its changes from now on (a

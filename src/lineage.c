@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_collation.h"
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -313,6 +315,25 @@ EDGES_CTE
 " ORDER BY (pg_catalog.quote_ident(un.nspname) || '.' || pg_catalog.quote_ident(uc.relname)) COLLATE \"C\", "
 "          (pg_catalog.quote_ident(dn.nspname) || '.' || pg_catalog.quote_ident(dc.relname)) COLLATE \"C\"";
 
+/*
+ * A query of the views above as a catalog of version 1.0 has them (until
+ * ALTER EXTENSION ... UPDATE): without the internal views of every
+ * table's state and every run, the public ones.
+ */
+static const char *
+for_catalog(const char *sql)
+{
+	if (OidIsValid(get_relname_relid("tables", mt_internal_namespace())))
+		return sql;
+	return text_to_cstring(DatumGetTextPP(
+		DirectFunctionCall3Coll(replace_text, C_COLLATION_OID,
+								DirectFunctionCall3Coll(replace_text, C_COLLATION_OID, CStringGetTextDatum(sql),
+														CStringGetTextDatum("materialized_table_internal.history"),
+														CStringGetTextDatum("materialized_table.refresh_history")),
+								CStringGetTextDatum("materialized_table_internal.tables"),
+								CStringGetTextDatum("materialized_table.materialized_tables"))));
+}
+
 static void
 append_node(StringInfo buf, HeapTuple tup, TupleDesc desc)
 {
@@ -399,7 +420,7 @@ mt_lineage_dot(PG_FUNCTION_ARGS)
 
 	lineage_query_begin(&saved);
 	SPI_connect();
-	if (SPI_execute(dot_nodes_sql, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(for_catalog(dot_nodes_sql), true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the lineage of materialized tables");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -408,7 +429,7 @@ mt_lineage_dot(PG_FUNCTION_ARGS)
 		append_node(&buf, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 		MemoryContextSwitchTo(spi);
 	}
-	if (SPI_execute(dot_edges_sql, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(for_catalog(dot_edges_sql), true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the lineage of materialized tables");
 	for (i = 0; i < SPI_processed; i++)
 	{
