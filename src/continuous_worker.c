@@ -1515,9 +1515,21 @@ ensure_decoding(void)
 	}
 	else if (slot == NULL)
 	{
+		bool		followed = false;
+		ListCell   *lc;
+
+		/*
+		 * Tables followed already and no slot: this is a promoted standby,
+		 * or a copy of the cluster (pg_basebackup), which have no slots.
+		 * (The first table of a database has no slot either.)
+		 */
+		foreach(lc, tables)
+			followed |= ((ContTable *) lfirst(lc))->synced;
 		pgstat_report_activity(STATE_RUNNING, "materialized_table: creating replication slot");
 		create_slot();
-		mark_all_unsynced(NULL);
+		mark_all_unsynced(followed ?
+						  "the replication slot does not exist on this server (a promoted standby, or a copy of the cluster): the table is recomputed in full" :
+						  NULL);
 	}
 
 	ReplicationSlotAcquire(slot_name, true);

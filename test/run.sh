@@ -12,7 +12,7 @@
 #   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
 #   4. load         test/load/*.sh                         (scripted, under pgbench)
 #   5. crash        test/crash/*.sh                        (may kill the server)
-#   6. restore      test/restore/*.sh                      (clusters of their own)
+#   6. backup       test/backup/*.sh                       (clusters of their own)
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
@@ -199,11 +199,11 @@ run_scripts() {
         record "$phase" "PASS ($n scripts)"
     fi
 }
-# 4. write loads under pgbench; 5. kills of the server; 6. backups restored
+# 4. write loads under pgbench; 5. kills of the server; 6. backups restored,
 # (on clusters of their own)
 run_scripts load test/load
 run_scripts crash test/crash
-run_scripts restore test/restore
+run_scripts backup test/backup
 
 # --- summary ---------------------------------------------------------------------
 say "summary"
