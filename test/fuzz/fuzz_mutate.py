@@ -203,7 +203,7 @@ def mutate(rng, text, donors=()):
             k = pick(rng, nums) if nums else i
             toks[k] = pick(rng, ["0", "-1", "2147483648", "'0'", "'-5'", "'99999999999'", "1e400", "NULL"])
         elif op < 0.92 and donors:           # splice a piece of another statement
-            d = tokenize(pick(rng, donors))
+            d = tokenize(pick(rng, donors)) or [random_token(rng)]
             a = rng.randrange(len(d))
             toks[i:i] = d[a:a + rng.randrange(1, 12)]
         elif op < 0.96:                      # cut short

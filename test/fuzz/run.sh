@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/fuzz/run.sh: the fuzzer (mt_fuzz.py) on a cluster of its own.
 #
-#   bash test/fuzz/run.sh                                  # CI mode: seed 1, 3,000 statements
+#   bash test/fuzz/run.sh                                  # CI mode: seed 40, 3,000 statements
 #   MT_FUZZ_STATEMENTS=100000 MT_FUZZ_SEED=7 bash test/fuzz/run.sh   # long mode
 #
 # Starts a fresh cluster (scripts/pg_cluster.sh) in MT_FUZZ_DIR on
