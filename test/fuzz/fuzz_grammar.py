@@ -73,6 +73,8 @@ CREATE OR REPLACE FUNCTION fz.trg_fail() RETURNS trigger LANGUAGE plpgsql AS
   $fx$BEGIN RAISE EXCEPTION 'fuzz trigger refuses %', TG_OP; END$fx$;
 CREATE OR REPLACE FUNCTION fz.trg_refresh() RETURNS trigger LANGUAGE plpgsql AS
   $fx$BEGIN PERFORM materialized_table.execute('ALTER MATERIALIZED TABLE fm.t0 REFRESH'); RETURN NULL; END$fx$;
+-- (locked first: GRANT does not lock what it changes, see fuzz_native.py)
+LOCK TABLE fz.orders, fz.customers, fz.products, fz.events, fz.metrics, fz.v_orders IN SHARE UPDATE EXCLUSIVE MODE;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA fz TO PUBLIC;
 INSERT INTO fz.customers (id, region, name, vip) SELECT i, (ARRAY['north', 'south', 'east', 'west', NULL])[1 + i % 5],
     'customer ' || i, CASE i % 3 WHEN 0 THEN true WHEN 1 THEN false END

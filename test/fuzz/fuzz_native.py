@@ -36,6 +36,28 @@ def do_block(body):
     return f"DO $do$BEGIN {body} END$do$"
 
 
+# PostgreSQL's GRANT and REVOKE (and DROP OWNED, which revokes the same way)
+# update the table's catalog row without locking it: against any DDL of
+# the table running at the same moment -- an ALTER TABLE ... REPLICA
+# IDENTITY FULL the extension runs on a source, say -- they fail with
+# "tuple concurrently updated" (XX000) in PostgreSQL itself.  So they lock
+# what they change first, as a careful DBA would, in a mode that waits for
+# DDL and lets DML through.
+SOURCES_LOCKABLE = "fz.orders, fz.customers, fz.products, fz.events, fz.metrics, fz.v_orders"
+
+
+def locked(tables, stmt):
+    return f"LOCK TABLE {tables} IN SHARE UPDATE EXCLUSIVE MODE;\n{stmt}"
+
+
+def locked_schemas(stmt):
+    """stmt after locking every table and view of the fuzzer's schemas."""
+    return ("DO $lk$BEGIN EXECUTE (SELECT 'LOCK TABLE ' || string_agg(c.oid::regclass::text, ', ') "
+            "|| ' IN SHARE UPDATE EXCLUSIVE MODE' FROM pg_class c WHERE c.relkind IN ('r', 'p', 'v') "
+            "AND c.relnamespace::regnamespace::text IN ('fz', 'fm', 'fy', 'public', "
+            "'materialized_table_internal')); END$lk$;\n" + stmt)
+
+
 def dml_source(rng):
     r = rng.random()
     i = rng.randrange(1, 400)
@@ -210,8 +232,10 @@ def ddl_mt(rng, names):
         return Step("trigger_mt", pick(rng, [f"CREATE TRIGGER fuzz_trg AFTER INSERT ON {t} FOR EACH STATEMENT EXECUTE FUNCTION fz.trg_noop()",
                                              f"DROP TRIGGER IF EXISTS fuzz_trg ON {t}"]))
     if r < 0.82:
-        return Step("grant_mt", pick(rng, [f"GRANT SELECT ON {t} TO {role}", f"REVOKE ALL ON {t} FROM {role}",
-                                           f"GRANT ALL ON {t} TO PUBLIC", f"REVOKE SELECT ON {t} FROM PUBLIC",
+        return Step("grant_mt", pick(rng, [locked(t, f"GRANT SELECT ON {t} TO {role}"),
+                                           locked(t, f"REVOKE ALL ON {t} FROM {role}"),
+                                           locked(t, f"GRANT ALL ON {t} TO PUBLIC"),
+                                           locked(t, f"REVOKE SELECT ON {t} FROM PUBLIC"),
                                            f"COMMENT ON TABLE {t} IS 'fuzz'"]))
     if r < 0.88:
         return Step("vacuum_mt", pick(rng, [f"VACUUM {t}", f"VACUUM FULL {t}", f"ANALYZE {t}", f"VACUUM (FULL, ANALYZE) {t}"]),
@@ -273,10 +297,11 @@ def ddl_source(rng):
             f"CREATE OR REPLACE TRIGGER fuzz_t AFTER INSERT OR UPDATE ON fz.orders FOR EACH STATEMENT EXECUTE FUNCTION fz.{pick(rng, ['trg_noop', 'trg_noop', 'trg_fail', 'trg_refresh'])}()",
             "DROP TRIGGER IF EXISTS fuzz_t ON fz.orders", "DROP TRIGGER IF EXISTS fuzz_t ON fz.orders"]))
     if r < 0.72:
-        return Step("grant_source", pick(rng, [f"REVOKE SELECT ON fz.orders FROM {pick(rng, ROLES)}",
-                                               "GRANT SELECT ON ALL TABLES IN SCHEMA fz TO PUBLIC",
-                                               "REVOKE ALL ON fz.customers FROM PUBLIC",
-                                               "GRANT ALL ON ALL TABLES IN SCHEMA fz TO PUBLIC"]), superuser=True)
+        return Step("grant_source", pick(rng, [
+            locked("fz.orders", f"REVOKE SELECT ON fz.orders FROM {pick(rng, ROLES)}"),
+            locked(SOURCES_LOCKABLE, f"GRANT SELECT ON {SOURCES_LOCKABLE} TO PUBLIC"),
+            locked("fz.customers", "REVOKE ALL ON fz.customers FROM PUBLIC"),
+            locked(SOURCES_LOCKABLE, f"GRANT ALL ON {SOURCES_LOCKABLE} TO PUBLIC")]), superuser=True)
     if r < 0.82:
         return Step("drop_source", pick(rng, ["DROP TABLE fz.products CASCADE", "DROP TABLE fz.events",
                                               "DROP VIEW fz.v_orders CASCADE", "DROP MATERIALIZED VIEW fz.mv_sales CASCADE",
@@ -302,7 +327,7 @@ def schema_and_roles(rng):
         return [Step("rename_schema", "ALTER SCHEMA fy RENAME TO fy_renamed", pause=rng.random() * 0.3),
                 Step("rename_schema", "ALTER SCHEMA fy_renamed RENAME TO fy")]
     if r < 0.55:
-        return [Step("drop_owned", f"DROP OWNED BY {pick(rng, ROLES)}", superuser=True)]
+        return [Step("drop_owned", locked_schemas(f"DROP OWNED BY {pick(rng, ROLES)}"), superuser=True)]
     if r < 0.65:
         a, b = rng.sample(ROLES, 2)
         return [Step("reassign_owned", f"REASSIGN OWNED BY {a} TO {b}", superuser=True)]

@@ -276,6 +276,8 @@ class Fuzzer:
         self.replay_no = 0
         os.makedirs(args.out, exist_ok=True)
         self.trace = open(os.path.join(args.out, "trace.jsonl"), "w") if args.trace else None
+        with open(os.path.join(args.out, "fixture.sql"), "w") as f:
+            f.write(G.FIXTURE)
 
     # --- connections -----------------------------------------------------
 
@@ -371,7 +373,7 @@ class Fuzzer:
                   "statement_in_log"):
             if i.get(k):
                 lines.append(f"-- {k}: " + str(i[k]).replace("\n", "\n--   "))
-        lines.append("-- The fixture is FIXTURE in test/fuzz/fuzz_grammar.py (run it first on a fresh database).")
+        lines.append(f"-- First, on a fresh database: psql -1 -f {os.path.join(self.args.out, 'fixture.sql')}")
         lines.append("\\set ON_ERROR_STOP 0")
         lines.append("SET search_path = fm, fz, public;")
         if i.get("unit"):
@@ -853,7 +855,15 @@ class Session(threading.Thread):
                 if step is not None and len(unit.steps) == 1:
                     info.update(step=step, want=("error", code, normalize(fields["message"])))
                 func = (fields["location"] or "").split(",")[0]
-                self.fz.failure(f"internal error {code}", f"{code} | {normalize(fields['message'])} | {func}", info)
+                # what ran: the same message from different statements is
+                # often a different bug
+                family = ("execute()" if step is not None and "materialized_table.execute" in step.sql
+                          else kind.split("/")[0] if step is not None else "control " + text.split()[0])
+                sig = f"{code} | {normalize(fields['message'])} | {func} | {family}"
+                ctx = (fields["error_context"] or "").splitlines()
+                if ctx and ctx[0].startswith("SQL statement"):
+                    sig += " | in " + normalize(ctx[0][len("SQL statement "):])[:90]
+                self.fz.failure(f"internal error {code}", sig, info)
             elif code == "57014" and "statement timeout" in fields["message"]:
                 self.fz.failure("statement ran into statement_timeout (a hang?)",
                                 f"hang | {kind.split('/')[0]}",
