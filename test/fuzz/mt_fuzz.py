@@ -107,9 +107,13 @@ class Unit:
             lines.append("BEGIN" + (f" ISOLATION LEVEL {self.isolation}" if self.isolation else "") + ";")
         for k, s in enumerate(self.steps):
             lines.append(f"-- statement #{self.first + k} ({s.kind})")
+            if self.savepoints:
+                lines.append("SAVEPOINT fz;")
             lines.append(s.sql + ";")
             if s.copy is not None:
                 lines.append(s.copy + "\\.")
+            if self.savepoints:
+                lines.append("\\if :ERROR\nROLLBACK TO SAVEPOINT fz;\n\\else\nRELEASE SAVEPOINT fz;\n\\endif")
             if s.pause:
                 lines.append(f"SELECT pg_sleep({s.pause:.2f});")
         if self.mode != "auto":
