@@ -28,7 +28,12 @@ DO $fx$BEGIN
 END$fx$;
 ALTER ROLE fuzz_alice LOGIN;
 ALTER ROLE fuzz_bob LOGIN;
-CREATE EXTENSION IF NOT EXISTS pg_cron;
+DO $fx$BEGIN
+  -- pg_cron lives in one database only; elsewhere the worker drives FULL tables
+  IF current_database() = current_setting('cron.database_name', true) THEN
+    CREATE EXTENSION IF NOT EXISTS pg_cron;
+  END IF;
+END$fx$;
 CREATE EXTENSION IF NOT EXISTS materialized_table;
 CREATE SCHEMA IF NOT EXISTS fz;
 CREATE SCHEMA IF NOT EXISTS fm;
