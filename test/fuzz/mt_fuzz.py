@@ -865,8 +865,9 @@ class Session(threading.Thread):
                           else kind.split("/")[0] if step is not None else "control " + text.split()[0])
                 sig = f"{code} | {normalize(fields['message'])} | {func} | {family}"
                 ctx = (fields["error_context"] or "").splitlines()
-                if ctx and ctx[0].startswith("SQL statement"):
-                    sig += " | in " + normalize(ctx[0][len("SQL statement "):])[:90]
+                if ctx and ctx[0].startswith("SQL statement "):
+                    inner = ctx[0][len("SQL statement "):].strip('"')
+                    sig += " | in " + re.sub(r"\d+", "N", inner)[:90]
                 self.fz.failure(f"internal error {code}", sig, info)
             elif code == "57014" and "statement timeout" in fields["message"]:
                 self.fz.failure("statement ran into statement_timeout (a hang?)",
