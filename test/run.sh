@@ -13,6 +13,8 @@
 #   4. load         test/load/*.sh                         (scripted, under pgbench)
 #   5. crash        test/crash/*.sh                        (may kill the server)
 #   6. backup       test/backup/*.sh                       (clusters of their own)
+#   7. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
+#                                                           on MT_TEST_PORT + 8)
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
@@ -204,6 +206,20 @@ run_scripts() {
 run_scripts load test/load
 run_scripts crash test/crash
 run_scripts backup test/backup
+
+# --- 7. fuzzer -------------------------------------------------------------------
+# CI mode (fixed seed, a few thousand statements; see test/fuzz/mt_fuzz.py)
+# on a fresh cluster of its own one port up, since it may crash the server.
+say "fuzz: test/fuzz/run.sh (its own cluster on port $((PORT + 8)))"
+FUZZ_LOG=$DIR/fuzz.log
+if MT_FUZZ_PORT=$((PORT + 8)) MT_FUZZ_DIR=$DIR/fuzz bash test/fuzz/run.sh >"$FUZZ_LOG" 2>&1; then
+    grep -E '^mt_fuzz: [0-9]+ statements in' "$FUZZ_LOG" | tail -1
+    record fuzz PASS
+else
+    # the distinct failures, each with its seed, session and statement index
+    sed -n '/^=== [0-9]* distinct failure/,$p' "$FUZZ_LOG"
+    record fuzz "FAIL (log: $FUZZ_LOG, reproducers: $DIR/fuzz/out)"
+fi
 
 # --- summary ---------------------------------------------------------------------
 say "summary"
