@@ -91,10 +91,35 @@ mt_catalog_cache_reset(void)
  * table being created would then conflict with the CREATE that writes the
  * catalog, making one of them fail where CREATE TABLE AS does not.
  */
+/*
+ * Lock the extension's relation name in mode and return its OID, or
+ * InvalidOid if there is none.  A DROP EXTENSION may hold the relation:
+ * once it has committed, the relation is gone, and the caller must not
+ * open it by the OID it looked up before waiting.
+ */
+static Oid
+lock_internal_relation(const char *name, LOCKMODE mode)
+{
+	Oid			nsp = mt_internal_namespace();
+	Oid			relid;
+
+	if (!OidIsValid(nsp))
+		return InvalidOid;
+	relid = get_relname_relid(name, nsp);
+	if (!OidIsValid(relid))
+		return InvalidOid;
+	LockRelationOid(relid, mode);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, mode);
+		return InvalidOid;
+	}
+	return relid;
+}
+
 static bool
 catalog_has_row(Oid relid)
 {
-	Oid			nsp = mt_internal_namespace();
 	Oid			catalog_oid;
 	Oid			index_oid;
 	Relation	rel;
@@ -102,23 +127,15 @@ catalog_has_row(Oid relid)
 	ScanKeyData key;
 	bool		found;
 
-	if (!OidIsValid(nsp))
+	if (!OidIsValid(mt_internal_namespace()))
 		return false;
-	catalog_oid = get_relname_relid(MT_CATALOG_TABLE, nsp);
-	index_oid = get_relname_relid("mt_table_pkey", nsp);
-	if (!OidIsValid(catalog_oid) || !OidIsValid(index_oid))
+	index_oid = get_relname_relid("mt_table_pkey", mt_internal_namespace());
+	if (!OidIsValid(index_oid))
 		return false;
-
-	/*
-	 * A DROP EXTENSION may hold the catalog: once it has committed, there
-	 * is no catalog, and so no materialized table.
-	 */
-	LockRelationOid(catalog_oid, AccessShareLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(catalog_oid)))
-	{
-		UnlockRelationOid(catalog_oid, AccessShareLock);
+	/* no catalog once a DROP EXTENSION has committed: no materialized table */
+	catalog_oid = lock_internal_relation(MT_CATALOG_TABLE, AccessShareLock);
+	if (!OidIsValid(catalog_oid))
 		return false;
-	}
 	rel = table_open(catalog_oid, NoLock);
 	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
@@ -475,6 +492,11 @@ mt_catalog_new_id(void)
 	int64		id;
 	bool		isnull;
 
+	/* a DROP EXTENSION that commits first takes the sequence with it */
+	if (!OidIsValid(lock_internal_relation("table_id_seq", RowExclusiveLock)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"%s\" is not installed", MT_EXTENSION_NAME)));
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.table_id_seq')",

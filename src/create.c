@@ -20,24 +20,24 @@
 
 #include "access/reloptions.h"
 #include "access/table.h"
-#include "catalog/pg_collation.h"
-#include "nodes/makefuncs.h"
-#include "storage/lmgr.h"
-#include "utils/memutils.h"
-#include "utils/syscache.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_type.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 #include "commands.h"
 #include "date_format.h"
@@ -1001,6 +1001,25 @@ apply_column_comments(Oid relid, List *columns)
 }
 
 /*
+ * The schema of a table to create, locked until we commit as CREATE TABLE
+ * locks it: a DROP or RENAME of the schema waits, and one that committed
+ * while we waited is seen (the name is resolved again once locked).
+ */
+static Oid
+lock_creation_namespace(MtStatement *st, MtQualifiedName *name)
+{
+	for (;;)
+	{
+		Oid			nspid = mt_resolve_namespace(st, name);
+
+		LockDatabaseObject(NamespaceRelationId, nspid, 0, AccessShareLock);
+		if (mt_resolve_namespace(st, name) == nspid)
+			return nspid;
+		UnlockDatabaseObject(NamespaceRelationId, nspid, 0, AccessShareLock);
+	}
+}
+
+/*
  * alter_existing
  *		CREATE OR ALTER on a materialized table that exists.
  */
@@ -1092,7 +1111,7 @@ mt_create_command(MtStatement *st)
 	Oid			relid;
 	Oid			nspid;
 
-	nspid = mt_resolve_namespace(st, c->name);
+	nspid = lock_creation_namespace(st, c->name);
 	/* as CREATE OR REPLACE VIEW: a table dropped while we waited is created anew */
 	relid = RangeVarGetRelidExtended(makeRangeVar(c->name->schema, c->name->name, -1),
 									 c->or_alter ? ShareUpdateExclusiveLock : NoLock,

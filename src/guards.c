@@ -35,8 +35,10 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
+#include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "commands.h"
@@ -567,7 +569,14 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		ListCell   *lc;
 
 		foreach(lc, mt_catalog_all_relids())
-			mt_sync_hidden_privileges(lfirst_oid(lc));
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			/* a table dropped meanwhile is waited for, then left out */
+			LockRelationOid(relid, AccessShareLock);
+			if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+				mt_sync_hidden_privileges(relid);
+		}
 	}
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
 	{

@@ -462,6 +462,20 @@ run_still_due(Oid relid, MtTable *mt, bool from_worker)
 }
 
 /*
+ * The holder of the table's refresh lock may be a DROP, or an ALTER that
+ * does not go on to refresh it: wait for such (this lock waits only for
+ * ACCESS EXCLUSIVE, not for a refresh), so that a run neither skips a
+ * table that is still there to refresh nor writes a note about one that
+ * is gone with its history.  Then try the refresh lock once more.
+ */
+static bool
+wait_for_drop_then_lock(Oid relid)
+{
+	LockRelationOid(relid, AccessShareLock);
+	return ConditionalLockRelationOid(relid, MT_REFRESH_LOCKMODE);
+}
+
+/*
  * mt_scheduled_refresh
  *		One scheduled run of a FULL table.
  *
@@ -484,8 +498,11 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
 	 * A refresh of this table is still running (the previous run, or a
 	 * manual one): this run is not doubled.
 	 */
-	if (!ConditionalLockRelationOid(relid, MT_REFRESH_LOCKMODE))
+	if (!ConditionalLockRelationOid(relid, MT_REFRESH_LOCKMODE) &&
+		!wait_for_drop_then_lock(relid))
 	{
+		if (!run_still_due(relid, mt_catalog_lookup(relid, true), from_worker))
+			return;
 		mt_history_note(relid, mt_trigger_name(MT_TRIGGER_SCHEDULED), NULL, "SKIPPED",
 						"another refresh of the table was still running", true);
 		return;

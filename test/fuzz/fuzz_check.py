@@ -26,8 +26,9 @@ CONSISTENCY = [
                               AND c.relnamespace = '{INTERNAL}'::regnamespace)""",
     # every hidden object (what is in the internal schema and not the
     # extension's own) belongs to an existing materialized table: the catalog
-    # row names it, or its name does (query_<oid>, state_<oid>, derived_<oid>),
-    # or it depends on the table internally
+    # row names it, or its name does (query_<id>, state_<id>, derived_<id>,
+    # restore_<id>, after the table's id), or it depends on the table
+    # internally
     f"""SELECT format('hidden object %s.%s (relkind %s) belongs to no materialized table',
                       '{INTERNAL}', c.relname, c.relkind)
           FROM pg_class c
@@ -37,8 +38,8 @@ CONSISTENCY = [
                             WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
            AND NOT EXISTS (SELECT FROM {INTERNAL}.mt_table t
                             WHERE t.query_view::oid = c.oid
-                               OR (c.relname ~ '^(query|state|derived)_[0-9]+$'
-                                   AND t.relid::oid = substring(c.relname FROM '[0-9]+$')::oid)
+                               OR (c.relname ~ '^(query|state|derived|restore)_[0-9]+$'
+                                   AND t.id = substring(c.relname FROM '[0-9]+$')::bigint)
                                OR EXISTS (SELECT FROM pg_depend d
                                            WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
                                              AND d.refclassid = 'pg_class'::regclass
@@ -47,7 +48,7 @@ CONSISTENCY = [
     f"""SELECT format('hidden object %s.%s belongs to table %s, which is %s (%s)', '{INTERNAL}', c.relname,
                       t.relid::oid, t.refresh_mode, coalesce(s.strategy, 'no continuous_state row'))
           FROM pg_class c
-          JOIN {INTERNAL}.mt_table t ON t.relid::oid = substring(c.relname FROM '[0-9]+$')::oid
+          JOIN {INTERNAL}.mt_table t ON t.id = substring(c.relname FROM '[0-9]+$')::bigint
           LEFT JOIN {INTERNAL}.continuous_state s ON s.relid = t.relid::oid
          WHERE c.relnamespace = '{INTERNAL}'::regnamespace
            AND c.relname ~ '^(state|derived)_[0-9]+$'
@@ -75,19 +76,21 @@ CONSISTENCY = [
 ]
 
 CRON_CONSISTENCY = [
-    # every pg_cron job that calls scheduled_refresh names an existing FULL
-    # table whose catalog row has that job
+    # every pg_cron job that calls scheduled_refresh is the job of a FULL
+    # table's catalog row, and names that table
     f"""SELECT format('pg_cron job %s (%s, %s) belongs to no FULL table that has it: %s', j.jobid, j.jobname,
-                      j.command, coalesce((SELECT format('table %s is %s with job %s', t.relid::oid, t.refresh_mode,
-                                                         coalesce(t.cron_jobid::text, 'NULL'))
-                                             FROM {INTERNAL}.mt_table t
-                                            WHERE t.relid::oid = substring(j.command FROM 'scheduled_refresh\\(([0-9]+)')::oid),
-                                          'no such materialized table'))
+                      j.command, coalesce((SELECT format('table %s (%s) is %s', t.relid::oid, t.relid::oid::regclass,
+                                                         t.refresh_mode)
+                                             FROM {INTERNAL}.mt_table t WHERE t.cron_jobid = j.jobid),
+                                          'no catalog row has this job'))
           FROM cron.job j
          WHERE j.command LIKE '%materialized_table.scheduled_refresh(%'
            AND NOT EXISTS (SELECT FROM {INTERNAL}.mt_table t
-                            WHERE t.relid::oid = substring(j.command FROM 'scheduled_refresh\\(([0-9]+)')::oid
-                              AND t.refresh_mode = 'FULL' AND t.cron_jobid = j.jobid)""",
+                             JOIN pg_class c ON c.oid = t.relid::oid
+                             JOIN pg_namespace n ON n.oid = c.relnamespace
+                            WHERE t.cron_jobid = j.jobid AND t.refresh_mode = 'FULL'
+                              AND j.command = format('SELECT materialized_table.scheduled_refresh(%L::pg_catalog.regclass)',
+                                                     format('%I.%I', n.nspname, c.relname)))""",
     f"""SELECT format('table %s (%s) names pg_cron job %s, which does not exist', t.relid::oid,
                       t.relid::oid::regclass, t.cron_jobid)
           FROM {INTERNAL}.mt_table t

@@ -253,7 +253,7 @@ def ddl_mt(rng, names):
                                              "ALTER TABLE fz.orders DROP CONSTRAINT IF EXISTS fk_mt",
                                              "DROP TABLE IF EXISTS fy.child_0, fy.child_1, fy.part_0, fy.part_1"]))
     # the hidden objects of a table, as the superuser
-    sel = (f"SELECT query_view::text AS v, relid::oid AS o FROM materialized_table_internal.mt_table "
+    sel = (f"SELECT query_view::text AS v, id AS o FROM materialized_table_internal.mt_table "
            f"WHERE relid = to_regclass({sql_string(t)})")
     return Step("hidden_objects", pick(rng, [
         do_block(f"EXECUTE (SELECT format('DROP VIEW %s', v) FROM ({sel}) s);"),
