@@ -44,6 +44,8 @@ typedef enum MtStrategy
 typedef struct MtSourceUse
 {
 	Oid			relid;			/* source relation (a table, never a partition) */
+	bool		inh;			/* read with its partitions or inheritance
+								 * children, whose changes count too */
 	bool		full;			/* any change: recompute everything */
 	int			family;			/* change-log family of its keys */
 	List	   *attnums;		/* int: source columns ... */

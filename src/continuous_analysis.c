@@ -25,6 +25,7 @@
 #include "access/table.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
@@ -67,6 +68,27 @@ mt_relation_is_decodable(Oid relid)
 
 	return (relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE) &&
 		get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT;
+}
+
+/*
+ * Can logical decoding see the changes of every partition or inheritance
+ * child of the relation?  (A foreign, temporary or unlogged child's rows
+ * are read with the parent's, but their changes are never decoded.)
+ */
+static bool
+descendants_decodable(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		char		relkind = get_rel_relkind(lfirst_oid(lc));
+
+		if (relkind != RELKIND_PARTITIONED_TABLE && relkind != '\0' &&
+			!mt_relation_is_decodable(lfirst_oid(lc)))
+			return false;
+	}
+	return true;
 }
 
 /* Is row level security enabled on the relation? */
@@ -183,7 +205,11 @@ collect_from_rtable(List *rtable, RelationCollector *c)
 				c->views = list_delete_last(c->views);
 			}
 			else if (mt_relation_is_decodable(rte->relid))
+			{
 				c->relids = list_append_unique_oid(c->relids, rte->relid);
+				if (rte->inh && !descendants_decodable(rte->relid))
+					c->untrackable = true;
+			}
 			else
 				c->untrackable = true;
 		}
@@ -226,6 +252,7 @@ full_analysis(Oid viewid, Query *q, const char *reason)
 		MtSourceUse *use = palloc0(sizeof(MtSourceUse));
 
 		use->relid = lfirst_oid(lc);
+		use->inh = true;		/* (the collector does not tell ONLY apart) */
 		use->full = true;
 		use->family = list_length(a->uses);
 		a->uses = lappend(a->uses, use);
@@ -275,6 +302,8 @@ unsupported_shape(Oid viewid, Query *q)
 			return "the query reads from a subquery or a function";
 		if (!mt_relation_is_decodable(rte->relid))
 			return "the query reads a view, a foreign table, a temporary or unlogged table, or a materialized view";
+		if (rte->inh && !descendants_decodable(rte->relid))
+			return "the query reads a table with a partition or child table that is foreign, temporary or unlogged";
 		/* decoded rows know nothing of the policies the query applies */
 		if (has_row_security(rte->relid))
 			return "the query reads a table with row level security";
@@ -1150,6 +1179,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			continue;
 		use = palloc0(sizeof(MtSourceUse));
 		use->relid = rte->relid;
+		use->inh = rte->inh;
 		use->family = list_length(a->uses);
 		{
 			Relation	rel = table_open(rte->relid, AccessShareLock);
