@@ -575,6 +575,23 @@ mt_ancestor_relations(Oid relid)
 	return result;
 }
 
+/*
+ * mt_query_text
+ *		A query's text with every name not in pg_catalog qualified.
+ */
+char *
+mt_query_text(Query *q)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char	   *text;
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	text = pg_get_querydef(q, false);
+	AtEOXact_GUC(false, nestlevel);
+	return text;
+}
+
 /* Run generated SQL that must succeed with the given SPI result code. */
 void
 mt_spi_exec(const char *sql, int expected)

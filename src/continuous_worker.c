@@ -2483,9 +2483,12 @@ apply_table(ContTable *t, TableState *st)
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
 		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		bool		whole;
 
-		req.filter = mt_deltas_apply(set);
-		if (named != NIL)
+		req.filter = mt_deltas_apply(set, &whole);
+		/* a NaN or an infinity summed: recomputed in full, below */
+		full = mt_deltas_inexact(set);
+		if (!full && named != NIL)
 		{
 			start = GetCurrentTimestamp();
 			recompute_groups(t, named);
@@ -2495,9 +2498,9 @@ apply_table(ContTable *t, TableState *st)
 		req.source_view = mt_deltas_derived_view(t->relid);
 		/* the touched groups alone: matched by their group columns */
 		req.by_key = (named == NIL);
-		if (req.filter != NIL)
+		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
-		if (st->pending_since)
+		if (!full && st->pending_since)
 			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
 					   t->relid, InvalidOid, 0, false);
 	}
