@@ -147,6 +147,13 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_self_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT a.ds, count(*) AS pairs FROM cont.o a JOIN cont.o b ON b.ds = a.ds GROUP BY a.ds$$);
+-- a dimension read twice (as TPC-H's nation): deltas of the orders, and a
+-- changed customer recomputes the groups either use of it names
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_join_twice FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.ds, c1.region, count(*) AS n, sum(o.amount) AS total
+         FROM cont.o JOIN cont.c c1 ON c1.id = o.customer_id JOIN cont.c c2 ON c2.id = o.customer_id + 1
+        WHERE c2.region <> 'region 0' GROUP BY o.ds, c1.region$$);
 -- a select-project-join
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND

@@ -898,15 +898,15 @@ sum_only_columns(Query *q, int rtindex)
 
 /*
  * Fill the DELTAS part of a if the query allows it: count, sum and avg
- * (see continuous_aggregates.c) of inner joins of plain relations (each
- * read once), grouped by result columns or by nothing at all.
+ * (see continuous_aggregates.c) of inner joins of plain relations (the one
+ * whose changes adjust read once), grouped by result columns or by nothing
+ * at all.
  */
 static bool
 try_deltas(Graph *g, Query *q, MtAnalysis *a)
 {
 	RangeTblEntry *rte;
 	List	   *rtindexes = NIL;
-	List	   *relids = NIL;
 	List	   *group_tles = NIL;
 	Query	   *rows;
 	ListCell   *lc;
@@ -916,14 +916,6 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
-	foreach(lc, rtindexes)
-	{
-		Oid			relid = rt_fetch(lfirst_int(lc), q->rtable)->relid;
-
-		if (list_member_oid(relids, relid))
-			return false;		/* a change would be on both sides of the join */
-		relids = lappend_oid(relids, relid);
-	}
 
 	/*
 	 * The group columns: result columns (a state row per group is matched
@@ -972,6 +964,10 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 
 	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
 	rte = rt_fetch(rtindex, q->rtable);
+	/* its change would be on both sides of the join (the others' name keys) */
+	foreach(lc, rtindexes)
+		if (lfirst_int(lc) != rtindex && rt_fetch(lfirst_int(lc), q->rtable)->relid == rte->relid)
+			return false;
 	a->delta_source = rte->relid;
 	a->delta_join = list_length(rtindexes) > 1;
 	rows = rows_query(q, group_tles, a);
@@ -1035,6 +1031,22 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
+/* Whether a change of relid recomputes the whole table (one use names no key) */
+static bool
+relid_read_whole(MtAnalysis *a, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->relid == relid && use->full)
+			return true;
+	}
+	return false;
+}
+
 static MtAnalysis *
 analyze_query_view(Oid viewid, Oid relid)
 {
@@ -1047,6 +1059,7 @@ analyze_query_view(Oid viewid, Oid relid)
 	List	   *candidate_names = NIL;	/* ... their result column names */
 	ListCell   *lc;
 	ListCell   *lr;
+	List	   *told = NIL;		/* relations said to recompute the table */
 	int			rtindex;
 	bool		any_keyed = false;
 
@@ -1149,7 +1162,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			/* its changes are adjustments: they need not name keys */
 			if (use->relid == a->delta_source)
 				use->full = false;
-			else
+			else if (!use->full && !relid_read_whole(a, use->relid))
 				foreach(lr, use->key_columns)
 					named = list_append_unique(named, lfirst(lr));
 		}
@@ -1194,9 +1207,12 @@ analyze_query_view(Oid viewid, Oid relid)
 	{
 		MtSourceUse *use = lfirst(lc);
 
-		if (use->full)
+		if (use->full && !list_member_oid(told, use->relid))
+		{
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));
+			told = lappend_oid(told, use->relid);
+		}
 	}
 	return a;
 }
