@@ -2498,6 +2498,12 @@ apply_table(ContTable *t, TableState *st)
 		req.source_view = mt_deltas_derived_view(t->relid);
 		/* the touched groups alone: matched by their group columns */
 		req.by_key = (named == NIL);
+		/* the first rows by ORDER BY may now come from any group */
+		if (t->analysis->topk && req.filter != NIL)
+		{
+			req.filter = NIL;
+			whole = true;
+		}
 		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
 		if (!full && st->pending_since)
