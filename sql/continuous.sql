@@ -209,10 +209,24 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_full_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, o.id AS order_id FROM cont.o FULL JOIN cont.c ON o.customer_id = c.id$$);
 
+-- window functions: a result column in the PARTITION BY of every window
+-- is a key, the partitions a change names are recomputed whole; windows
+-- over the whole result (no such column) are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
+  CREATE MATERIALIZED TABLE k_windows_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.id, c.region, sum(o.amount) OVER (PARTITION BY c.region, o.ds ORDER BY o.id) AS running,
+              count(*) OVER (PARTITION BY c.region) AS in_region
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id;
+  CREATE MATERIALIZED TABLE k_window_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n, rank() OVER (PARTITION BY g ORDER BY count(*) DESC, b) AS r
+         FROM cont.s GROUP BY g, b;
+  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
+
 -- every other query is recomputed when a source changed
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, max(v) AS top FROM cont.s;
   CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND

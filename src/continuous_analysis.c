@@ -298,8 +298,6 @@ unsupported_shape(Oid viewid, Query *q)
 		return "the query combines results with a set operation";
 	if (q->cteList)
 		return "the query uses WITH";
-	if (q->hasWindowFuncs)
-		return "the query uses window functions";
 	if (q->hasTargetSRFs)
 		return "the query uses set-returning functions";
 	if (q->hasSubLinks)
@@ -915,7 +913,7 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->distinctClause || q->groupingSets ||
+	if (!q->hasAggs || q->hasWindowFuncs || q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
@@ -1034,6 +1032,33 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Is tle in the PARTITION BY of every window of q?  Then the rows with
+ * some values of it are computed from rows with those values alone, and
+ * recomputing them recomputes whole partitions.
+ */
+static bool
+partitions_every_window(Query *q, TargetEntry *tle)
+{
+	ListCell   *lc;
+
+	if (tle->ressortgroupref == 0)
+		return false;
+	foreach(lc, q->windowClause)
+	{
+		WindowClause *wc = lfirst(lc);
+		ListCell   *lp;
+		bool		found = false;
+
+		foreach(lp, wc->partitionClause)
+			if (((SortGroupClause *) lfirst(lp))->tleSortGroupRef == tle->ressortgroupref)
+				found = true;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* Whether a change of relid recomputes the whole table (one use names no key) */
 static bool
 relid_read_whole(MtAnalysis *a, Oid relid)
@@ -1088,6 +1113,8 @@ analyze_query_view(Oid viewid, Oid relid)
 		if (tle->resjunk)
 			continue;
 		if ((q->hasAggs || q->groupClause) && tle->ressortgroupref == 0)
+			continue;
+		if (q->hasWindowFuncs && !partitions_every_window(q, tle))
 			continue;
 		var = base_var(q, (Node *) tle->expr);
 		if (var == NULL || g.nullable[var->varno])
@@ -1204,6 +1231,8 @@ analyze_query_view(Oid viewid, Oid relid)
 		return full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum and avg that deltas maintain)");
 	else if (q->hasAggs && q->groupClause == NIL)
 		return full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
+	else if (!any_keyed && q->hasWindowFuncs)
+		return full_analysis(viewid, q, "no result column is in the PARTITION BY of every window function, so no change names the rows it affects");
 	else if (!any_keyed)
 		return full_analysis(viewid, q, "no change of a source names key values of the result");
 	else
