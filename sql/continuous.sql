@@ -225,6 +225,27 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
 
+-- set operations: each branch names the result columns by position, and
+-- the rows with the values a change names are recomputed (they come from
+-- branch rows with those values alone)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_all FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g AS k, count(*) AS n FROM cont.s GROUP BY g
+       UNION ALL SELECT o.customer_id, count(*) FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.customer_id;
+  CREATE MATERIALIZED TABLE k_intersect FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT customer_id AS id FROM cont.o WHERE amount > 5 INTERSECT SELECT id FROM cont.c WHERE region <> 'region 0';
+  CREATE MATERIALIZED TABLE k_except_all FRESHNESS = INTERVAL '1' SECOND
+    AS (SELECT g, b FROM cont.s EXCEPT ALL SELECT g, b FROM cont.s WHERE v > 10) UNION SELECT id, true FROM cont.c$$);
+-- a branch names the columns it reads (region as src); one whose columns
+-- are constants names none: its source's change recomputes the table
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union_columns FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, region FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_constant FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, 'c' FROM cont.c$$);
+
 -- every other query is recomputed when a source changed
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
@@ -235,8 +256,6 @@ SELECT materialized_table.execute($$
     AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
   CREATE MATERIALIZED TABLE f_with FRESHNESS = INTERVAL '1' SECOND
     AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
-  CREATE MATERIALIZED TABLE f_union FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
   CREATE MATERIALIZED TABLE f_distinct_on FRESHNESS = INTERVAL '1' SECOND

@@ -153,14 +153,29 @@ replace_join_side(Node *node, int rtindex, FromExpr *sub)
  *		q with the simple subqueries of its FROM merged into it.
  *
  * Those of the top FROM list give their FROM items and WHERE to q's;
- * those that are a side of an inner join, see inner_join_subqueries.  q is
- * changed in place; the result may be a new tree.
+ * those that are a side of an inner join, see inner_join_subqueries; the
+ * branches of a set operation are flattened each.  q is changed in place;
+ * the result may be a new tree.
  */
 Query *
 mt_flatten_from_subqueries(Query *q)
 {
 	int			i;
 
+	/* a set operation: its branches' */
+	if (q->setOperations)
+	{
+		ListCell   *lc;
+
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+
+			if (rte->rtekind == RTE_SUBQUERY)
+				rte->subquery = mt_flatten_from_subqueries(rte->subquery);
+		}
+		return q;
+	}
 	if (q->jointree == NULL)
 		return q;
 	for (i = 0; i < list_length(q->jointree->fromlist); i++)
