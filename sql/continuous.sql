@@ -225,6 +225,14 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
 
+-- DISTINCT ON (a): the row kept for some values of a is one of their rows
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_distinct_on FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT ON (g) g, id FROM cont.s ORDER BY g, id;
+  CREATE MATERIALIZED TABLE k_distinct_on_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT ON (c.region, o.ds) c.region, o.ds, o.id, o.amount FROM cont.o JOIN cont.c ON c.id = o.customer_id
+        ORDER BY c.region, o.ds, o.amount DESC, o.id$$);
+
 -- set operations: each branch names the result columns by position, and
 -- the rows with the values a change names are recomputed (they come from
 -- branch rows with those values alone)
@@ -258,8 +266,6 @@ SELECT materialized_table.execute($$
     AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
-  CREATE MATERIALIZED TABLE f_distinct_on FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT DISTINCT ON (g) g, id FROM cont.s ORDER BY g, id;
   CREATE MATERIALIZED TABLE f_srf FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND

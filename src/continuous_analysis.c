@@ -321,8 +321,6 @@ unsupported_shape(Oid viewid, Query *q)
 		return "the query uses subqueries in expressions";
 	if (q->groupingSets)
 		return "the query uses grouping sets";
-	if (q->hasDistinctOn)
-		return "the query uses DISTINCT ON";
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
@@ -1140,6 +1138,10 @@ add_uses(Graph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 		if ((q->hasAggs || q->groupClause) && tle->ressortgroupref == 0)
 			continue;
 		if (q->hasWindowFuncs && !partitions_every_window(q, tle))
+			continue;
+		/* DISTINCT ON (a): the row kept for some a is one of a's rows */
+		if (q->hasDistinctOn &&
+			!get_sortgroupref_clause_noerr(tle->ressortgroupref, q->distinctClause))
 			continue;
 		var = base_var(q, (Node *) tle->expr);
 		if (var == NULL || g->nullable[var->varno])
