@@ -225,6 +225,18 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
 
+-- set-returning functions, LATERAL or in the result, and VALUES: their
+-- rows follow from the rows they are joined with
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_srf FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
+  CREATE MATERIALIZED TABLE k_lateral_unnest FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.id, x FROM cont.s, LATERAL unnest(ARRAY[s.g, s.v]) AS x;
+  CREATE MATERIALIZED TABLE k_unnest_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.g, count(*) AS n, sum(x) AS total FROM cont.s, unnest(ARRAY[s.v, s.v + 1]) AS x GROUP BY s.g;
+  CREATE MATERIALIZED TABLE k_values_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.id, l.label FROM cont.s JOIN (VALUES (1, 'one'), (2, 'two')) AS l(g, label) ON l.g = s.g$$);
+
 -- DISTINCT ON (a): the row kept for some values of a is one of their rows
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_distinct_on FRESHNESS = INTERVAL '1' SECOND
@@ -266,8 +278,6 @@ SELECT materialized_table.execute($$
     AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
-  CREATE MATERIALIZED TABLE f_srf FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b))$$);
 

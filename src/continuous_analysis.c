@@ -315,8 +315,6 @@ unsupported_shape(Oid viewid, Query *q)
 		}
 		return NULL;
 	}
-	if (q->hasTargetSRFs)
-		return "the query uses set-returning functions";
 	if (q->hasSubLinks)
 		return "the query uses subqueries in expressions";
 	if (q->groupingSets)
@@ -327,6 +325,15 @@ unsupported_shape(Oid viewid, Query *q)
 
 		/* RTE_RESULT: a subquery merged into the query */
 		if (rte->rtekind == RTE_JOIN || rte->rtekind == RTE_RESULT || is_view_self(rte, viewid))
+			continue;
+
+		/*
+		 * Functions (unnest(t.tags), LATERAL or not) and VALUES: their rows
+		 * follow from the rows they are joined with, or are constants (a
+		 * function whose result can change is refused below)
+		 */
+		if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC ||
+			rte->rtekind == RTE_VALUES)
 			continue;
 		if (rte->rtekind != RTE_RELATION)
 			return "the query reads from a subquery or a function";
@@ -928,7 +935,7 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->hasWindowFuncs || q->distinctClause || q->groupingSets ||
+	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);

@@ -6,7 +6,7 @@
 -- groups.  UNION [ALL], INTERSECT, EXCEPT ALL: each branch names the
 -- result columns by position -- rows entering and leaving one branch,
 -- duplicates across branches.  DISTINCT ON (team): the best row of each
--- team that changed.  Cycles say KEYS in the history; a window over the
+-- team that changed; LATERAL unnest grouped by team.  Cycles say KEYS in the history; a window over the
 -- whole result, which no change can narrow, says FULL (the positive
 -- control).
 --
@@ -55,13 +55,16 @@ SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_win.missing FRESHNESS = INTERVAL '1' SECOND AS
     SELECT team FROM tap_win.scores EXCEPT ALL SELECT team FROM tap_win.players;
   CREATE MATERIALIZED TABLE tap_win.best FRESHNESS = INTERVAL '1' SECOND AS
-    SELECT DISTINCT ON (team) team, id, points FROM tap_win.scores ORDER BY team, points DESC, id
+    SELECT DISTINCT ON (team) team, id, points FROM tap_win.scores ORDER BY team, points DESC, id;
+  CREATE MATERIALIZED TABLE tap_win.unnested FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT s.team, count(*) AS n, sum(x) AS total
+      FROM tap_win.scores s, LATERAL unnest(ARRAY[s.points, s.id % 7]) AS x GROUP BY s.team
 $m$)$$, 'window and set operation tables are created');
 SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
             WHERE relid IN (SELECT table_name FROM mine)),
-          ARRAY['KEYS', 'KEYS', 'KEYS', 'KEYS', 'FULL', 'KEYS', 'KEYS', 'KEYS'],
-          'windows partitioned by a result column, set operations and DISTINCT ON are kept by keys');
+          ARRAY['KEYS', 'KEYS', 'KEYS', 'KEYS', 'FULL', 'KEYS', 'KEYS', 'KEYS', 'KEYS'],
+          'windows partitioned by a result column, set operations, DISTINCT ON and LATERAL unnest are kept by keys');
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
                         WHERE relid IN (SELECT table_name FROM tap_win.mine)$$, 30),
             NULL, 'the worker takes them up');
