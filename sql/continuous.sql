@@ -189,6 +189,10 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_joined_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, x.order_id FROM cont.c JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
          ON x.customer_id = c.id;
+  CREATE MATERIALIZED TABLE d_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, count(*) AS n, sum(x.amount) AS total
+         FROM cont.c JOIN (SELECT customer_id, amount FROM cont.o WHERE amount > 2) x ON x.customer_id = c.id
+        GROUP BY c.region;
   CREATE MATERIALIZED TABLE f_outer_joined_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, x.order_id FROM cont.c LEFT JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
          ON x.customer_id = c.id$$);
@@ -224,6 +228,20 @@ SELECT materialized_table.execute($$
          FROM cont.s GROUP BY g, b;
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
+
+-- WITH queries are read as subqueries in FROM (as the planner inlines
+-- them); MATERIALIZED or RECURSIVE ones are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_with_union FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS (SELECT id, g, v FROM cont.s WHERE v > 20), twice AS (SELECT g, v * 2 AS w FROM cont.s)
+       SELECT b.g, count(*) AS n, sum(b.v) AS total FROM big b GROUP BY b.g
+       UNION ALL SELECT t.g, count(*), sum(t.w) FROM twice t GROUP BY t.g;
+  CREATE MATERIALIZED TABLE k_with FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE d_with_join FRESHNESS = INTERVAL '1' SECOND
+    AS WITH orders AS (SELECT o.customer_id, o.amount FROM cont.o WHERE o.amount > 1)
+       SELECT c.region, count(*) AS n, sum(x.amount) AS total FROM orders x, cont.c WHERE c.id = x.customer_id
+        GROUP BY c.region$$);
 
 -- set-returning functions, LATERAL or in the result, and VALUES: their
 -- rows follow from the rows they are joined with
@@ -274,8 +292,10 @@ SELECT materialized_table.execute($$
     AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
   CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
-  CREATE MATERIALIZED TABLE f_with FRESHNESS = INTERVAL '1' SECOND
-    AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE f_with_materialized FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS MATERIALIZED (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE f_with_recursive FRESHNESS = INTERVAL '1' SECOND
+    AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT s.id, n.i FROM cont.s, n;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND

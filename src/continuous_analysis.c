@@ -294,8 +294,9 @@ unsupported_shape(Oid viewid, Query *q)
 {
 	ListCell   *lc;
 
+	/* what continuous_flatten.c could not read as subqueries */
 	if (q->cteList)
-		return "the query uses WITH";
+		return "the query uses a WITH query that is RECURSIVE, MATERIALIZED or data-modifying, or reads another";
 	if (q->setOperations)
 	{
 		/* UNION, INTERSECT, EXCEPT: what its branches are */
