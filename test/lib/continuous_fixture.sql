@@ -73,6 +73,13 @@ CREATE MATERIALIZED TABLE load.twice FRESHNESS = INTERVAL '1' SECOND AS
   SELECT c1.region AS from_region, c2.region AS to_region, count(*) AS n
   FROM load.orders o JOIN load.customers c1 ON c1.id = o.customer_id
   JOIN load.customers c2 ON c2.id = 1 + o.customer_id % 500 GROUP BY 1, 2;
+CREATE MATERIALIZED TABLE load.setop FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT customer_id AS id FROM load.orders WHERE amount > 90
+  UNION SELECT id FROM load.customers WHERE region = 'region 3';
+CREATE MATERIALIZED TABLE load.insub FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT a.id, a.grp FROM load.accounts a WHERE a.grp IN (SELECT c.id % 50 FROM load.customers c WHERE c.region = 'region 2');
+CREATE MATERIALIZED TABLE load.unnested FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT a.grp, count(*) AS n, sum(x) AS total FROM load.accounts a, unnest(ARRAY[a.id, a.grp]) AS x GROUP BY a.grp;
 CREATE MATERIALIZED TABLE load.leftjoin FRESHNESS = INTERVAL '1' SECOND AS
   SELECT c.id, c.region, count(o.id) AS orders FROM load.customers c
   LEFT JOIN load.orders o ON o.customer_id = c.id GROUP BY c.id, c.region;
