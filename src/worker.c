@@ -394,10 +394,17 @@ mt_worker_main(Datum arg)
 		 * statistics, as a backend's does between queries (a background
 		 * worker must send it itself): autovacuum learns of the rows the
 		 * cycles update, which would otherwise go unvacuumed until the
-		 * worker exits.  At most once a second; more often is a no-op.
+		 * worker exits.  At most once a second: what is left is sent when
+		 * that second is over, as an idle backend does, not at the next
+		 * cycle, which may be far.
 		 */
 		if (!IsTransactionOrTransactionBlock())
-			pgstat_report_stat(false);
+		{
+			long		pending = pgstat_report_stat(false);
+
+			if (pending > 0 && pending < wait)
+				wait = pending;
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait, 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

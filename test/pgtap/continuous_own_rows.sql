@@ -151,6 +151,10 @@ SELECT wait_for($$SELECT synced FROM materialized_table_internal.continuous_stat
 SELECT wait_for($$SELECT n_tup_ins >= 10000 FROM pg_stat_user_tables WHERE relid = 'tap_own.by_g'::regclass$$,
                 30) IS NOT NULL AS picked_up \gset
 ANALYZE by_g;
+-- the statistics of the scans so far (ours, the worker's) are sent at most
+-- once a second: wait for them
+SELECT pg_stat_force_next_flush() \g /dev/null
+SELECT pg_sleep(1.2) \g /dev/null
 SELECT seq_scan AS seq0, idx_scan AS idx0 FROM pg_stat_user_tables WHERE relid = 'by_g'::regclass \gset
 BEGIN;
 UPDATE wide SET v = v + 1 WHERE id IN (7, 8);
@@ -174,6 +178,7 @@ SELECT is(mismatches('by_g'), 0::bigint, 'and the table equals its query');
 -- the worker remembers where it wrote each row, and where the scan saw the
 -- others: the next cycle finds them there, without the index or a scan
 SELECT pg_stat_force_next_flush() \g /dev/null
+SELECT pg_sleep(1.2) \g /dev/null
 SELECT seq_scan AS seq1, idx_scan AS idx1, n_tup_upd AS upd1
   FROM pg_stat_user_tables WHERE relid = 'by_g'::regclass \gset
 BEGIN;
