@@ -177,7 +177,9 @@ typedef enum MtAlterAction
 	MT_ALTER_ADD,
 	MT_ALTER_MODIFY,
 	MT_ALTER_DROP,
-	MT_ALTER_RENAME
+	MT_ALTER_RENAME,
+	MT_ALTER_SET_OPTIONS		/* new WITH options: only from ALTER
+								 * MATERIALIZED VIEW ... SET / RESET (...) */
 } MtAlterAction;
 
 typedef enum MtDropTarget
@@ -193,7 +195,7 @@ typedef struct MtAlterStmt
 {
 	MtQualifiedName *name;
 	MtAlterAction action;
-	List	   *options;		/* RESUME WITH (...): MtOption */
+	List	   *options;		/* RESUME WITH (...), SET_OPTIONS: MtOption */
 	List	   *partition_spec; /* REFRESH PARTITION (...): MtOption */
 	MtQuery    *query;			/* AS */
 	MtFreshness *freshness;		/* SET FRESHNESS */
@@ -264,7 +266,29 @@ typedef struct MtStatement
 #define MT_STATEMENT_RETURNS_ROWS(st) \
 	((st)->kind == MT_STMT_SHOW_TABLES || (st)->kind == MT_STMT_DESCRIBE)
 
+/* Clauses of CREATE written as option values of native statements */
+typedef enum MtFragmentKind
+{
+	MT_FRAGMENT_ELEMENTS,		/* a column list: columns, key, watermark */
+	MT_FRAGMENT_NAMES,			/* column names, with or without ( ) */
+	MT_FRAGMENT_DISTRIBUTION,	/* [BY] [HASH | RANGE] (cols) [INTO n
+								 * BUCKETS] | INTO n BUCKETS */
+	MT_FRAGMENT_START_MODE		/* a START_MODE */
+} MtFragmentKind;
+
+typedef struct MtFragment
+{
+	List	   *columns;		/* MtColumn */
+	MtPrimaryKey *primary_key;
+	MtWatermark *watermark;
+	List	   *names;			/* String */
+	MtDistribution *distribution;
+	MtStartMode *start_mode;
+} MtFragment;
+
 extern List *mt_parse(const char *source);
+extern MtFragment *mt_parse_fragment(MtFragmentKind kind, const char *text, int start, int end);
+extern MtQuery *mt_parse_query_text(const char *source, int start, int end);
 extern Node *mt_parse_expression(const char *source, int start, int end);
 extern const char *mt_freshness_unit_name(MtFreshnessUnit unit);
 

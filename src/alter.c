@@ -951,6 +951,9 @@ mt_alter_command(MtStatement *st)
 		case MT_ALTER_RENAME:
 			alter_rename(st, relid);
 			break;
+		case MT_ALTER_SET_OPTIONS:
+			mt_set_options(st, relid, a->options);
+			break;
 	}
 	return "ALTER MATERIALIZED TABLE";
 }

@@ -556,19 +556,28 @@ expression_end(MtParser *p, const char *const *stop_words)
 	return i;
 }
 
+static MtQuery *query_in_range(MtParser *p, int start, int end);
+
 static MtQuery *
 parse_query(MtParser *p)
 {
-	MtQuery    *q = palloc0(sizeof(MtQuery));
-	int			start;
-	int			end;
-	List	   *raw;
-	RawStmt    *rs;
+	MtQuery    *q;
 
 	if (at_end(p))
 		syntax_error(p, "a query after AS");
-	start = cur(p)->location;
-	end = p->toks[p->stmt_end].location;
+	q = query_in_range(p, cur(p)->location, p->toks[p->stmt_end].location);
+	p->pos = p->stmt_end;
+	return q;
+}
+
+/* The query written in [start, end) of the text, parsed by PostgreSQL. */
+static MtQuery *
+query_in_range(MtParser *p, int start, int end)
+{
+	MtQuery    *q = palloc0(sizeof(MtQuery));
+	List	   *raw;
+	RawStmt    *rs;
+
 	while (end > start && isspace((unsigned char) p->buf[end - 1]))
 		end--;
 	/* cut after the query, so that "end of input" points right behind it */
@@ -595,7 +604,6 @@ parse_query(MtParser *p)
 	q->location = start;
 	q->text = trimmed_text(p, start, end);
 	q->length = strlen(q->text);
-	p->pos = p->stmt_end;
 	return q;
 }
 
@@ -1182,6 +1190,19 @@ parse_buckets(MtParser *p)
 	return n;
 }
 
+/* [HASH | RANGE] (cols) [INTO n BUCKETS], after DISTRIBUTED BY */
+static void
+parse_distribution_by(MtParser *p, MtDistribution *d)
+{
+	if (accept_word(p, "hash"))
+		d->kind = MT_DISTRIBUTION_HASH;
+	else if (accept_word(p, "range"))
+		d->kind = MT_DISTRIBUTION_RANGE;
+	d->columns = parse_identifier_list(p, "a column name");
+	if (token_is_word(cur(p), "into"))
+		d->buckets = parse_buckets(p);
+}
+
 /*
  * DISTRIBUTED BY [HASH | RANGE] (cols) [INTO n BUCKETS]
  * DISTRIBUTED INTO n BUCKETS
@@ -1194,15 +1215,7 @@ parse_distribution(MtParser *p, int location)
 
 	d->location = location;
 	if (accept_word(p, "by"))
-	{
-		if (accept_word(p, "hash"))
-			d->kind = MT_DISTRIBUTION_HASH;
-		else if (accept_word(p, "range"))
-			d->kind = MT_DISTRIBUTION_RANGE;
-		d->columns = parse_identifier_list(p, "a column name");
-		if (token_is_word(cur(p), "into"))
-			d->buckets = parse_buckets(p);
-	}
+		parse_distribution_by(p, d);
 	else if (token_is_word(cur(p), "into"))
 		d->buckets = parse_buckets(p);
 	else
@@ -1218,8 +1231,18 @@ parse_distribution(MtParser *p, int location)
  * counterpart here: a source is a table, read whole, which is what
  * FROM_BEGINNING says.  The others are refused, saying so.
  */
+static MtStartMode *parse_start_mode_value(MtParser *p);
+
 static MtStartMode *
 parse_start_mode(MtParser *p)
+{
+	if (!accept_equals(p))
+		syntax_error(p, "\"=\"");
+	return parse_start_mode_value(p);
+}
+
+static MtStartMode *
+parse_start_mode_value(MtParser *p)
 {
 	static const char *const modes[] = {
 		"from_beginning", "from_now", "from_timestamp", "resume_or_from_beginning",
@@ -1231,8 +1254,6 @@ parse_start_mode(MtParser *p)
 	char	   *text;
 	int			i;
 
-	if (!accept_equals(p))
-		syntax_error(p, "\"=\"");
 	sm->location = cur(p)->location;
 	word = at_end(p) ? NULL : token_word(cur(p));
 	for (m = modes; word && *m; m++)
@@ -1930,4 +1951,105 @@ mt_freshness_unit_name(MtFreshnessUnit unit)
 			return "DAY";
 	}
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Pieces of native statements (see native.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * mt_parse_fragment
+ *		One clause of the CREATE grammar, given as the value of an option
+ *		of CREATE MATERIALIZED VIEW.
+ *
+ * text holds the client's statement up to the option's string literal,
+ * then the value at [start, end): so every location, and every position
+ * in an error, is the value's place in the client's own text.  Only the
+ * value is read.
+ */
+MtFragment *
+mt_parse_fragment(MtFragmentKind kind, const char *text, int start, int end)
+{
+	MtParser	p = {0};
+	MtFragment *f = palloc0(sizeof(MtFragment));
+
+	p.source = text;
+	p.buf = pstrdup(text);
+	p.buflen = strlen(text);
+	Assert(end <= p.buflen);
+	p.buf = blank_outside(&p, start, end, NULL);
+	p.buf[end] = '\0';
+	p.buflen = end;
+	tokenize(&p);
+	p.pos = 0;
+	while (p.pos < p.ntoks && p.toks[p.pos].location < start)
+		p.pos++;
+	p.stmt_end = p.ntoks - 1;
+
+	switch (kind)
+	{
+		case MT_FRAGMENT_ELEMENTS:
+			{
+				MtElements	el = {0};
+
+				if (token_is_char(cur(&p), '('))
+					parse_element_list(&p, &el);
+				else
+				{
+					do
+					{
+						parse_element(&p, &el);
+					} while (accept_char(&p, ','));
+				}
+				f->columns = el.columns;
+				f->primary_key = el.primary_key;
+				f->watermark = el.watermark;
+				break;
+			}
+		case MT_FRAGMENT_NAMES:
+			if (token_is_char(cur(&p), '('))
+				f->names = parse_identifier_list(&p, "a column name");
+			else
+			{
+				do
+				{
+					f->names = lappend(f->names, makeString(parse_identifier(&p, "a column name")));
+				} while (accept_char(&p, ','));
+			}
+			break;
+		case MT_FRAGMENT_DISTRIBUTION:
+			f->distribution = palloc0(sizeof(MtDistribution));
+			f->distribution->location = start;
+			if (accept_word(&p, "by") || token_is_word(cur(&p), "hash") ||
+				token_is_word(cur(&p), "range") || token_is_char(cur(&p), '('))
+				parse_distribution_by(&p, f->distribution);
+			else if (token_is_word(cur(&p), "into"))
+				f->distribution->buckets = parse_buckets(&p);
+			else
+				syntax_error(&p, "HASH, RANGE, a column list or INTO");
+			break;
+		case MT_FRAGMENT_START_MODE:
+			f->start_mode = parse_start_mode_value(&p);
+			break;
+	}
+	if (!at_end(&p))
+		syntax_error(&p, "the end of the option's value");
+	return f;
+}
+
+/*
+ * mt_parse_query_text
+ *		The query of a native statement, at [start, end) of source, parsed
+ *		as the query after AS is.
+ */
+MtQuery *
+mt_parse_query_text(const char *source, int start, int end)
+{
+	MtParser	p = {0};
+
+	p.source = source;
+	p.buf = pstrdup(source);
+	p.buflen = strlen(source);
+	return query_in_range(&p, start, end);
 }

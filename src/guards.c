@@ -13,7 +13,9 @@
  *	  ProcessUtility_hook	refuses TRUNCATE, COPY FROM, column changes,
  *							partition changes and inheritance; stops the
  *							pipelines before DROP EXTENSION and before a
- *							database they work in is dropped
+ *							database they work in is dropped; routes
+ *							MATERIALIZED VIEW statements on materialized
+ *							tables to their commands (native.c)
  *
  * The extension's own statements pass while mt_internal_depth > 0.  Both
  * hooks let everything through where the extension is not installed.
@@ -45,6 +47,7 @@
 #include "continuous.h"
 #include "guards.h"
 #include "materialized_table.h"
+#include "native.h"
 #include "partitions.h"
 #include "pipeline.h"
 #include "restore.h"
@@ -557,6 +560,18 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* pg_restore --clean drops hidden objects before their tables */
 	if (mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
 		mt_restore_before_drop(parsetree);
+
+	/*
+	 * MATERIALIZED VIEW statements on materialized tables are the commands
+	 * of execute() in PostgreSQL's spelling; what else a DROP names passes
+	 * on, as a statement of its own.
+	 */
+	if (mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
+	{
+		if (mt_native_utility(&pstmt, queryString, qc))
+			return;
+		parsetree = pstmt->utilityStmt;
+	}
 
 	if (IsA(parsetree, DropdbStmt))
 	{
