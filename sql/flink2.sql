@@ -81,6 +81,11 @@ SELECT * FROM materialized_table.execute_query('SHOW MATERIALIZED TABLES FROM a.
 SELECT * FROM materialized_table.execute_query('SHOW MATERIALIZED TABLES LIKE f%');
 SELECT * FROM materialized_table.execute_query('SHOW MATERIALIZED TABLES ILIKE ''f%''');
 SELECT * FROM materialized_table.execute_query('SHOW TABLES');
+-- no current schema to show
+BEGIN;
+SET LOCAL search_path = '';
+SELECT * FROM materialized_table.execute_query('SHOW MATERIALIZED TABLES');
+ROLLBACK;
 SELECT materialized_table.execute('SHOW MATERIALIZED TABLES');
 
 -- SHOW CREATE MATERIALIZED TABLE: the statement, as show_create() gives it

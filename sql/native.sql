@@ -89,6 +89,7 @@ CREATE MATERIALIZED VIEW e2 WITH (materialized_table.freshness = 'soon') AS SELE
 CREATE MATERIALIZED VIEW e3 WITH (materialized_table.freshness = '1 month') AS SELECT 1 AS a;
 CREATE MATERIALIZED VIEW e4 WITH (materialized_table.freshness = '-5 minutes') AS SELECT 1 AS a;
 CREATE MATERIALIZED VIEW e5 WITH (materialized_table.freshness = '1.5 seconds') AS SELECT 1 AS a;
+CREATE MATERIALIZED VIEW e5_range WITH (materialized_table.freshness = '2147483649 seconds') AS SELECT 1 AS a;
 CREATE MATERIALIZED VIEW e6 WITH (materialized_table.freshness = '2 days') AS SELECT 1 AS a;
 CREATE MATERIALIZED VIEW e7 WITH (materialized_table.refresh_mode = 'sometimes') AS SELECT 1 AS a;
 CREATE MATERIALIZED VIEW e8 WITH (materialized_table.bogus = 1) AS SELECT 1 AS a;
