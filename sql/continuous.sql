@@ -110,6 +110,19 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_global_empty FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, sum(v) AS total, avg(v) AS mean FROM cont.s WHERE v < 0$$);
 
+-- the first groups by an ORDER BY (LIMIT, OFFSET, WITH TIES): deltas keep
+-- every group's state, the first rows are rewritten when a group changed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_topk FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(v) AS total FROM cont.s GROUP BY g ORDER BY total DESC, g LIMIT 3;
+  CREATE MATERIALIZED TABLE d_topk_hidden FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g FROM cont.s GROUP BY g ORDER BY count(*) DESC, sum(v), g OFFSET 1 LIMIT 2;
+  CREATE MATERIALIZED TABLE d_topk_ties FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT b, count(*) AS n FROM cont.s GROUP BY b ORDER BY n DESC FETCH FIRST 1 ROW WITH TIES;
+  CREATE MATERIALIZED TABLE d_topk_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.customer_id, c.region, sum(o.amount) AS revenue FROM cont.o JOIN cont.c ON c.id = o.customer_id
+        GROUP BY o.customer_id, c.region ORDER BY revenue DESC, o.customer_id LIMIT 5$$);
+
 -- DISTINCT
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_distinct FRESHNESS = INTERVAL '1' SECOND
@@ -154,6 +167,31 @@ SELECT materialized_table.execute($$
     AS SELECT o.ds, c1.region, count(*) AS n, sum(o.amount) AS total
          FROM cont.o JOIN cont.c c1 ON c1.id = o.customer_id JOIN cont.c c2 ON c2.id = o.customer_id + 1
         WHERE c2.region <> 'region 0' GROUP BY o.ds, c1.region$$);
+-- subqueries in FROM that filter, join and compute are read as the query
+-- written inline (TPC-H Q7, Q8, Q9): deltas and keys through them
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_from_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.region, count(*) AS n, sum(x.twice) AS total
+         FROM (SELECT c.region, o.amount * 2 AS twice FROM cont.o JOIN cont.c ON c.id = o.customer_id
+                WHERE o.amount > 1) AS x GROUP BY x.region;
+  CREATE MATERIALIZED TABLE d_nested_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT y.ds, c.region, count(*) AS n FROM (SELECT z.ds, z.customer_id FROM (SELECT * FROM cont.o) z
+                                                  WHERE z.amount > 3) y, cont.c
+        WHERE c.id = y.customer_id GROUP BY y.ds, c.region;
+  CREATE MATERIALIZED TABLE k_from_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.id, x.r FROM (SELECT o.id, c.region AS r FROM cont.o, cont.c WHERE c.id = o.customer_id) x
+        WHERE x.r <> 'region 2';
+  CREATE MATERIALIZED TABLE d_subquery_row FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.g, count(*) AS n FROM (SELECT g, v FROM cont.s) x WHERE x IS NOT NULL GROUP BY x.g$$);
+-- a side of an inner JOIN ... ON too (its WHERE joins the ON clause); not
+-- one of an outer join, or one that aggregates (f_from_subquery)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, x.order_id FROM cont.c JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
+         ON x.customer_id = c.id;
+  CREATE MATERIALIZED TABLE f_outer_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, x.order_id FROM cont.c LEFT JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
+         ON x.customer_id = c.id$$);
 -- a select-project-join
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND

@@ -45,6 +45,7 @@
 #include "commands.h"
 #include "continuous_aggregates.h"
 #include "continuous_analysis.h"
+#include "continuous_flatten.h"
 
 const char *
 mt_strategy_name(MtStrategy strategy)
@@ -303,8 +304,6 @@ unsupported_shape(Oid viewid, Query *q)
 		return "the query uses set-returning functions";
 	if (q->hasSubLinks)
 		return "the query uses subqueries in expressions";
-	if (q->limitCount || q->limitOffset)
-		return "the query uses LIMIT or OFFSET";
 	if (q->groupingSets)
 		return "the query uses grouping sets";
 	if (q->hasDistinctOn)
@@ -313,7 +312,8 @@ unsupported_shape(Oid viewid, Query *q)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
-		if (rte->rtekind == RTE_JOIN || is_view_self(rte, viewid))
+		/* RTE_RESULT: a subquery merged into the query */
+		if (rte->rtekind == RTE_JOIN || rte->rtekind == RTE_RESULT || is_view_self(rte, viewid))
 			continue;
 		if (rte->rtekind != RTE_RELATION)
 			return "the query reads from a subquery or a function";
@@ -780,6 +780,9 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	rows->groupDistinct = false;
 	rows->havingQual = NULL;
 	rows->sortClause = NIL;
+	rows->limitCount = NULL;
+	rows->limitOffset = NULL;
+	rows->limitOption = LIMIT_OPTION_DEFAULT;
 	return rows;
 }
 
@@ -1065,6 +1068,7 @@ analyze_query_view(Oid viewid, Oid relid)
 
 	table_close(view, AccessShareLock);
 
+	q = mt_flatten_from_subqueries(q);
 	why = unsupported_shape(viewid, q);
 	if (why)
 		return full_analysis(viewid, q, why);
@@ -1192,7 +1196,12 @@ analyze_query_view(Oid viewid, Oid relid)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
 		}
+		if (a->topk)
+			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
+								 a->reason);
 	}
+	else if (q->limitCount || q->limitOffset)
+		return full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum and avg that deltas maintain)");
 	else if (q->hasAggs && q->groupClause == NIL)
 		return full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
 	else if (!any_keyed)

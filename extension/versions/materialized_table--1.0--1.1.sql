@@ -201,15 +201,3 @@ LANGUAGE C
 AS 'MODULE_PATHNAME', 'mt_update_tables_1_1';
 SELECT materialized_table_internal.update_tables_1_1();
 DROP FUNCTION materialized_table_internal.update_tables_1_1();
-
--- Flink 2.x: a NULL statement is an error; the statements that return rows.
-ALTER FUNCTION materialized_table.execute(text) CALLED ON NULL INPUT;
-COMMENT ON FUNCTION materialized_table.execute(text) IS
-'runs CREATE [OR ALTER], ALTER and DROP MATERIALIZED TABLE statements; returns the last command tag (SHOW CREATE: the statement)';
-CREATE FUNCTION materialized_table.execute_query(statement text)
-RETURNS TABLE (name text, type text, "null" boolean, key text, extras text,
-               watermark text, comment text)
-LANGUAGE C VOLATILE ROWS 10
-AS 'MODULE_PATHNAME', 'mt_execute_query';
-COMMENT ON FUNCTION materialized_table.execute_query(text) IS
-'runs one SHOW MATERIALIZED TABLES, SHOW CREATE MATERIALIZED TABLE or DESCRIBE statement; returns its rows';
