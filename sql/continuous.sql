@@ -189,6 +189,10 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_joined_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, x.order_id FROM cont.c JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
          ON x.customer_id = c.id;
+  CREATE MATERIALIZED TABLE d_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, count(*) AS n, sum(x.amount) AS total
+         FROM cont.c JOIN (SELECT customer_id, amount FROM cont.o WHERE amount > 2) x ON x.customer_id = c.id
+        GROUP BY c.region;
   CREATE MATERIALIZED TABLE f_outer_joined_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, x.order_id FROM cont.c LEFT JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
          ON x.customer_id = c.id$$);
@@ -209,26 +213,91 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_full_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, o.id AS order_id FROM cont.o FULL JOIN cont.c ON o.customer_id = c.id$$);
 
+-- window functions: a result column in the PARTITION BY of every window
+-- is a key, the partitions a change names are recomputed whole; windows
+-- over the whole result (no such column) are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
+  CREATE MATERIALIZED TABLE k_windows_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.id, c.region, sum(o.amount) OVER (PARTITION BY c.region, o.ds ORDER BY o.id) AS running,
+              count(*) OVER (PARTITION BY c.region) AS in_region
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id;
+  CREATE MATERIALIZED TABLE k_window_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n, rank() OVER (PARTITION BY g ORDER BY count(*) DESC, b) AS r
+         FROM cont.s GROUP BY g, b;
+  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
+
+-- WITH queries are read as subqueries in FROM (as the planner inlines
+-- them); MATERIALIZED or RECURSIVE ones are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_with_union FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS (SELECT id, g, v FROM cont.s WHERE v > 20), twice AS (SELECT g, v * 2 AS w FROM cont.s)
+       SELECT b.g, count(*) AS n, sum(b.v) AS total FROM big b GROUP BY b.g
+       UNION ALL SELECT t.g, count(*), sum(t.w) FROM twice t GROUP BY t.g;
+  CREATE MATERIALIZED TABLE k_with FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE d_with_join FRESHNESS = INTERVAL '1' SECOND
+    AS WITH orders AS (SELECT o.customer_id, o.amount FROM cont.o WHERE o.amount > 1)
+       SELECT c.region, count(*) AS n, sum(x.amount) AS total FROM orders x, cont.c WHERE c.id = x.customer_id
+        GROUP BY c.region$$);
+
+-- set-returning functions, LATERAL or in the result, and VALUES: their
+-- rows follow from the rows they are joined with
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_srf FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
+  CREATE MATERIALIZED TABLE k_lateral_unnest FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.id, x FROM cont.s, LATERAL unnest(ARRAY[s.g, s.v]) AS x;
+  CREATE MATERIALIZED TABLE k_unnest_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.g, count(*) AS n, sum(x) AS total FROM cont.s, unnest(ARRAY[s.v, s.v + 1]) AS x GROUP BY s.g;
+  CREATE MATERIALIZED TABLE k_values_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.id, l.label FROM cont.s JOIN (VALUES (1, 'one'), (2, 'two')) AS l(g, label) ON l.g = s.g$$);
+
+-- DISTINCT ON (a): the row kept for some values of a is one of their rows
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_distinct_on FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT ON (g) g, id FROM cont.s ORDER BY g, id;
+  CREATE MATERIALIZED TABLE k_distinct_on_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT DISTINCT ON (c.region, o.ds) c.region, o.ds, o.id, o.amount FROM cont.o JOIN cont.c ON c.id = o.customer_id
+        ORDER BY c.region, o.ds, o.amount DESC, o.id$$);
+
+-- set operations: each branch names the result columns by position, and
+-- the rows with the values a change names are recomputed (they come from
+-- branch rows with those values alone)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_all FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g AS k, count(*) AS n FROM cont.s GROUP BY g
+       UNION ALL SELECT o.customer_id, count(*) FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.customer_id;
+  CREATE MATERIALIZED TABLE k_intersect FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT customer_id AS id FROM cont.o WHERE amount > 5 INTERSECT SELECT id FROM cont.c WHERE region <> 'region 0';
+  CREATE MATERIALIZED TABLE k_except_all FRESHNESS = INTERVAL '1' SECOND
+    AS (SELECT g, b FROM cont.s EXCEPT ALL SELECT g, b FROM cont.s WHERE v > 10) UNION SELECT id, true FROM cont.c$$);
+-- a branch names the columns it reads (region as src); one whose columns
+-- are constants names none: its source's change recomputes the table
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union_columns FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, region FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_constant FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, 'c' FROM cont.c$$);
+
 -- every other query is recomputed when a source changed
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, max(v) AS top FROM cont.s;
   CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
   CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
-  CREATE MATERIALIZED TABLE f_with FRESHNESS = INTERVAL '1' SECOND
-    AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
-  CREATE MATERIALIZED TABLE f_union FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
+  CREATE MATERIALIZED TABLE f_with_materialized FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS MATERIALIZED (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
+  CREATE MATERIALIZED TABLE f_with_recursive FRESHNESS = INTERVAL '1' SECOND
+    AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT s.id, n.i FROM cont.s, n;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
-  CREATE MATERIALIZED TABLE f_distinct_on FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT DISTINCT ON (g) g, id FROM cont.s ORDER BY g, id;
-  CREATE MATERIALIZED TABLE f_srf FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id, generate_series(1, 2) AS copy FROM cont.s WHERE id < 3;
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b))$$);
 

@@ -11,14 +11,16 @@
  * query, its changes name keys and adjust aggregates where the subquery
  * alone would have the table recomputed.  The planner pulls such
  * subqueries up the same way (pull_up_simple_subquery); here only those
- * directly in the top FROM list are merged, which needs no placeholder
- * for expressions under an outer join.
+ * in the top FROM list, directly or under inner joins, are merged, which
+ * needs no placeholder for expressions under an outer join.  WITH queries
+ * the planner would inline are read as such subqueries first.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
@@ -88,64 +90,174 @@ simple_subquery_ref(Query *q, Node *node, int *rtindex)
 	return is_simple_subquery(rt_fetch(*rtindex, q->rtable));
 }
 
-/*
- * The simple subqueries that are sides of inner joins under node: a side
- * can only be replaced by one FROM item, and the subquery's WHERE joins
- * the ON clause, which for an inner join filters the same rows.  Outer
- * joins are left alone: their nullable side's expressions would have to
- * become NULL, their preserved side's WHERE cannot move into ON.
- */
-static List *
-inner_join_subqueries(Query *q, Node *node, List *found)
+/* Is there a simple subquery under node, through inner joins alone? */
+static bool
+inner_joins_to_subquery(Query *q, Node *node)
 {
 	JoinExpr   *join;
-	Node	   *sides[2];
-	int			i;
+	int			rtindex;
 
-	if (node == NULL || !IsA(node, JoinExpr))
-		return found;
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblRef))
+		return simple_subquery_ref(q, node, &rtindex);
+	if (!IsA(node, JoinExpr))
+		return false;
 	join = (JoinExpr *) node;
-	found = inner_join_subqueries(q, join->larg, found);
-	found = inner_join_subqueries(q, join->rarg, found);
 	/* a USING or aliased join names the subquery's columns as its own */
 	if (join->jointype != JOIN_INNER || join->usingClause || join->alias)
-		return found;
-	sides[0] = join->larg;
-	sides[1] = join->rarg;
-	for (i = 0; i < 2; i++)
-	{
-		int			rtindex;
-
-		if (simple_subquery_ref(q, sides[i], &rtindex) &&
-			list_length(rt_fetch(rtindex, q->rtable)->subquery->jointree->fromlist) == 1)
-			found = lappend_int(found, rtindex);
-	}
-	return found;
+		return false;
+	return inner_joins_to_subquery(q, join->larg) || inner_joins_to_subquery(q, join->rarg);
 }
 
-/* Put sub's one FROM item in place of the join side rtindex under node. */
-static void
-replace_join_side(Node *node, int rtindex, FromExpr *sub)
+/* Does a Var of the query (outside join aliases) name range table entry rtindex? */
+typedef struct VarnoSearch
 {
-	JoinExpr   *join;
-	Node	  **sides[2];
+	int			rtindex;
+	int			levelsup;
+} VarnoSearch;
+
+static bool
+names_rtindex_walker(Node *node, VarnoSearch *search)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varno == search->rtindex &&
+			((Var *) node)->varlevelsup == search->levelsup;
+	if (IsA(node, Query))
+	{
+		bool		found;
+
+		search->levelsup++;
+		found = query_tree_walker((Query *) node, names_rtindex_walker, search,
+								  QTW_IGNORE_JOINALIASES);
+		search->levelsup--;
+		return found;
+	}
+	return expression_tree_walker(node, names_rtindex_walker, search);
+}
+
+/*
+ * Inner joins of the top FROM list that lead to a subquery become FROM
+ * items of their own, their ON clauses ANDed to WHERE -- the same rows for
+ * inner joins -- so that the subquery is merged as a FROM item.  (A
+ * subquery merged under a JOIN would leave the join's own range table
+ * entry naming columns it no longer has.)  Outer joins stay as they are:
+ * their nullable side's expressions would have to become NULL.  The join's
+ * entry stays, as an RTE_RESULT nothing references.
+ */
+static void
+dissolve_inner_joins(Query *q)
+{
+	FromExpr   *top = q->jointree;
 	int			i;
 
-	if (node == NULL || !IsA(node, JoinExpr))
-		return;
-	join = (JoinExpr *) node;
-	sides[0] = &join->larg;
-	sides[1] = &join->rarg;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < list_length(top->fromlist); i++)
 	{
-		if (IsA(*sides[i], RangeTblRef) && ((RangeTblRef *) *sides[i])->rtindex == rtindex)
-		{
-			*sides[i] = linitial(sub->fromlist);
-			join->quals = make_and_qual(join->quals, sub->quals);
-			return;
-		}
-		replace_join_side(*sides[i], rtindex, sub);
+		JoinExpr   *join = list_nth(top->fromlist, i);
+		VarnoSearch search;
+
+		if (!IsA(join, JoinExpr) || !inner_joins_to_subquery(q, (Node *) join))
+			continue;
+		search.rtindex = join->rtindex;
+		search.levelsup = -1;
+		if (names_rtindex_walker((Node *) q, &search))
+			continue;
+		top->fromlist = list_concat(list_concat(list_copy_head(top->fromlist, i),
+												list_make2(join->larg, join->rarg)),
+									list_copy_tail(top->fromlist, i + 1));
+		top->quals = make_and_qual(top->quals, join->quals);
+		rt_fetch(join->rtindex, q->rtable)->rtekind = RTE_RESULT;
+		i--;					/* its sides may be such joins too */
 	}
+}
+
+/* Does the query read a WITH query (of its own or of an outer level)? */
+static bool
+reads_cte_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((Query *) node)->rtable)
+			if (((RangeTblEntry *) lfirst(lc))->rtekind == RTE_CTE)
+				return true;
+		return query_tree_walker((Query *) node, reads_cte_walker, context, 0);
+	}
+	return expression_tree_walker(node, reads_cte_walker, context);
+}
+
+/*
+ * Inline into q's range table the WITH queries of owner it reads
+ * (levelsup: how far up owner is); false if one cannot be.
+ */
+static bool
+inline_cte_refs(Query *owner, Query *q, Index levelsup)
+{
+	ListCell   *lc;
+	bool		all = true;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		CommonTableExpr *cte = NULL;
+		ListCell   *lcte;
+
+		if (rte->rtekind != RTE_CTE || rte->ctelevelsup != levelsup)
+			continue;
+		foreach(lcte, owner->cteList)
+			if (strcmp(((CommonTableExpr *) lfirst(lcte))->ctename, rte->ctename) == 0)
+				cte = lfirst(lcte);
+		if (rte->self_reference || cte == NULL ||
+			cte->ctematerialized == CTEMaterializeAlways ||
+			!IsA(cte->ctequery, Query) ||
+			((Query *) cte->ctequery)->commandType != CMD_SELECT ||
+			reads_cte_walker(cte->ctequery, NULL))
+		{
+			all = false;
+			continue;
+		}
+		rte->rtekind = RTE_SUBQUERY;
+		rte->subquery = copyObject((Query *) cte->ctequery);
+		rte->security_barrier = false;
+		rte->ctename = NULL;
+		rte->ctelevelsup = 0;
+		rte->self_reference = false;
+		rte->coltypes = rte->coltypmods = rte->colcollations = NIL;
+	}
+	return all;
+}
+
+/*
+ * WITH queries read as subqueries in FROM, as the planner inlines them:
+ * those not MATERIALIZED, not recursive, not data-modifying, that read no
+ * other WITH query -- read by the query or by its set operation's
+ * branches.  The WITH list goes once nothing reads it any more.
+ */
+static void
+inline_ctes(Query *q)
+{
+	ListCell   *lc;
+	bool		all;
+
+	if (q->cteList == NIL || q->hasRecursive || q->hasModifyingCTE)
+		return;
+	all = inline_cte_refs(q, q, 0);
+	if (q->setOperations)
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+
+			if (rte->rtekind == RTE_SUBQUERY)
+				all &= inline_cte_refs(q, rte->subquery, 1);
+		}
+	/* nothing else may read the WITH list (a subquery in an expression) */
+	if (all && !query_tree_walker(q, reads_cte_walker, NULL, QTW_IGNORE_CTE_SUBQUERIES))
+		q->cteList = NIL;
 }
 
 /*
@@ -153,16 +265,34 @@ replace_join_side(Node *node, int rtindex, FromExpr *sub)
  *		q with the simple subqueries of its FROM merged into it.
  *
  * Those of the top FROM list give their FROM items and WHERE to q's;
- * those that are a side of an inner join, see inner_join_subqueries.  q is
- * changed in place; the result may be a new tree.
+ * those under inner joins once the joins are dissolved (dissolve_inner_joins); the
+ * branches of a set operation are flattened each; WITH queries first become
+ * subqueries (inline_ctes).  q is changed in place;
+ * the result may be a new tree.
  */
 Query *
 mt_flatten_from_subqueries(Query *q)
 {
 	int			i;
 
+	inline_ctes(q);
+	/* a set operation: its branches' */
+	if (q->setOperations)
+	{
+		ListCell   *lc;
+
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+
+			if (rte->rtekind == RTE_SUBQUERY)
+				rte->subquery = mt_flatten_from_subqueries(rte->subquery);
+		}
+		return q;
+	}
 	if (q->jointree == NULL)
 		return q;
+	dissolve_inner_joins(q);
 	for (i = 0; i < list_length(q->jointree->fromlist); i++)
 	{
 		Node	   *item = list_nth(q->jointree->fromlist, i);
@@ -171,16 +301,7 @@ mt_flatten_from_subqueries(Query *q)
 		int			rtindex;
 
 		if (!simple_subquery_ref(q, item, &rtindex))
-		{
-			ListCell   *lc;
-
-			foreach(lc, inner_join_subqueries(q, item, NIL))
-			{
-				q = merge_subquery(q, lfirst_int(lc), &sub);
-				replace_join_side(list_nth(q->jointree->fromlist, i), lfirst_int(lc), sub);
-			}
 			continue;
-		}
 		q = merge_subquery(q, rtindex, &sub);
 		top = q->jointree;
 		top->fromlist = list_concat(list_concat(list_copy_head(top->fromlist, i),

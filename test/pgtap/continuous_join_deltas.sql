@@ -63,18 +63,22 @@ SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_jd.sub_rows FRESHNESS = INTERVAL '1' SECOND AS
     SELECT x.id, x.region FROM tap_jd.customers c2
       JOIN (SELECT o.id, o.customer_id, c.region FROM tap_jd.orders o JOIN tap_jd.customers c ON c.id = o.customer_id
-             WHERE o.amount > 5) x ON x.customer_id = c2.id
+             WHERE o.amount > 5) x ON x.customer_id = c2.id;
+  CREATE MATERIALIZED TABLE tap_jd.with_region FRESHNESS = INTERVAL '1' SECOND AS
+    WITH big AS (SELECT customer_id, amount FROM tap_jd.orders WHERE amount > 3)
+    SELECT c.region, count(*) AS n, sum(b.amount) AS total FROM big b JOIN tap_jd.customers c ON c.id = b.customer_id
+     GROUP BY c.region
 $m$)$$, 'aggregates over a join are created');
 SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
             WHERE relid IN ('by_day_region'::regclass, 'by_region'::regclass, 'region_pairs'::regclass,
-                            'sub_profit'::regclass, 'sub_rows'::regclass)),
-          ARRAY['DELTAS', 'DELTAS', 'DELTAS', 'DELTAS', 'KEYS'],
-          'kept by deltas through the join, also with customers read twice (orders adjust) and through a subquery in FROM; the rows of a joined subquery by keys');
+                            'sub_profit'::regclass, 'sub_rows'::regclass, 'with_region'::regclass)),
+          ARRAY['DELTAS', 'DELTAS', 'DELTAS', 'DELTAS', 'KEYS', 'DELTAS'],
+          'kept by deltas through the join, also with customers read twice (orders adjust) and through a subquery in FROM or WITH; the rows of a joined subquery by keys');
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
                         WHERE relid IN ('tap_jd.by_day_region'::regclass, 'tap_jd.by_region'::regclass,
                                         'tap_jd.region_pairs'::regclass, 'tap_jd.sub_profit'::regclass,
-                                        'tap_jd.sub_rows'::regclass)$$, 30),
+                                        'tap_jd.sub_rows'::regclass, 'tap_jd.with_region'::regclass)$$, 30),
             NULL, 'the worker takes them up');
 
 UPDATE orders SET amount = amount + 3 WHERE id IN (7, 8, 9);
