@@ -243,6 +243,19 @@ SELECT materialized_table.execute($$
        SELECT c.region, count(*) AS n, sum(x.amount) AS total FROM orders x, cont.c WHERE c.id = x.customer_id
         GROUP BY c.region$$);
 
+-- subqueries in expressions (IN, EXISTS, NOT IN, scalar): a change of the
+-- query's own sources names keys; what the subqueries read may change any
+-- row, and recomputes the table
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_sublink FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
+  CREATE MATERIALIZED TABLE k_exists FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, c.region FROM cont.c WHERE EXISTS (SELECT FROM cont.o WHERE o.customer_id = c.id AND o.amount > 8)
+                                        AND c.id NOT IN (SELECT g FROM cont.s WHERE g IS NOT NULL);
+  CREATE MATERIALIZED TABLE k_scalar_sublink FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT s.g, count(*) AS n, (SELECT count(*) FROM cont.c WHERE c.id = s.g) AS customers
+         FROM cont.s GROUP BY s.g$$);
+
 -- set-returning functions, LATERAL or in the result, and VALUES: their
 -- rows follow from the rows they are joined with
 SELECT materialized_table.execute($$
@@ -288,8 +301,6 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, max(v) AS top FROM cont.s;
-  CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
   CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
   CREATE MATERIALIZED TABLE f_with_materialized FRESHNESS = INTERVAL '1' SECOND

@@ -283,6 +283,32 @@ full_analysis(Oid viewid, Query *q, const char *reason)
 	return a;
 }
 
+/* The relations read by the subqueries in q's expressions (SubLinks). */
+static bool
+sublink_relations_walker(Node *node, RelationCollector *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink))
+	{
+		(void) collect_relations_walker(((SubLink *) node)->subselect, c);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, sublink_relations_walker, c,
+								 QTW_IGNORE_RT_SUBQUERIES);
+	return expression_tree_walker(node, sublink_relations_walker, c);
+}
+
+static RelationCollector
+sublink_relations(Query *q)
+{
+	RelationCollector c = {0};
+
+	(void) query_tree_walker(q, sublink_relations_walker, &c, QTW_IGNORE_RT_SUBQUERIES);
+	return c;
+}
+
 /* ---------------------------------------------------------------------
  * Shape checks
  * ---------------------------------------------------------------------
@@ -316,8 +342,9 @@ unsupported_shape(Oid viewid, Query *q)
 		}
 		return NULL;
 	}
-	if (q->hasSubLinks)
-		return "the query uses subqueries in expressions";
+	/* subqueries in expressions: a change of what they read recomputes all */
+	if (q->hasSubLinks && sublink_relations(q).untrackable)
+		return "the query uses subqueries in expressions that read a view, a foreign table, a temporary or unlogged table, or a materialized view";
 	if (q->groupingSets)
 		return "the query uses grouping sets";
 	foreach(lc, q->rtable)
@@ -936,7 +963,8 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->distinctClause || q->groupingSets ||
+	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
+		q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
@@ -1211,6 +1239,21 @@ add_uses(Graph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 			a->keys = list_append_unique(a->keys, lfirst(lr));
 	}
 
+	/*
+	 * What subqueries in expressions read names no key: EXISTS (...), IN
+	 * (...) or a scalar subquery may give another value for any row
+	 */
+	if (q->hasSubLinks)
+		foreach(lc, sublink_relations(q).relids)
+		{
+			MtSourceUse *use = palloc0(sizeof(MtSourceUse));
+
+			use->relid = lfirst_oid(lc);
+			use->inh = true;	/* (the collector does not tell ONLY apart) */
+			use->full = true;
+			use->family = list_length(a->uses);
+			a->uses = lappend(a->uses, use);
+		}
 	return any_keyed;
 }
 

@@ -70,7 +70,9 @@
 typedef struct DeltaGroup
 {
 	struct DeltaGroup *next;	/* same hash */
-	char	  **values;			/* group columns as text, NULL for NULL */
+	char	  **values;			/* group columns as text, NULL for NULL: as
+								 * first seen, the value a new group shows */
+	char	  **keys;			/* the same, numerics normalized: to match */
 	int64		rows;
 	Datum	   *sums;			/* numeric */
 	int64	   *nn;
@@ -574,18 +576,24 @@ find_group(MtDeltaSet *set, char **values)
 	DeltaGroup *g;
 	MemoryContext old;
 	bool		found;
+	char	  **keys = palloc(sizeof(char *) * (set->ngroup + 1));
 	int			i;
 
-	/* equal numerics of other scales are one group (1.0 = 1.00) */
+	/*
+	 * Equal numerics of other scales are one group (1.0 = 1.00); a new
+	 * group shows its first value as it came, as the query shows one of its
+	 * values
+	 */
 	for (i = 0; i < set->ngroup; i++)
-		if (set->group_numeric[i] && values[i])
-			values[i] = numeric_normalize(DatumGetNumeric(DirectFunctionCall3(numeric_in,
-																			  CStringGetDatum(values[i]),
-																			  ObjectIdGetDatum(InvalidOid),
-																			  Int32GetDatum(-1))));
+		keys[i] = (set->group_numeric[i] && values[i]) ?
+			numeric_normalize(DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																  CStringGetDatum(values[i]),
+																  ObjectIdGetDatum(InvalidOid),
+																  Int32GetDatum(-1)))) :
+			values[i];
 	for (i = 0; i < set->ngroup; i++)
-		hash = hash_combine(hash, values[i] ? hash_bytes((unsigned char *) values[i],
-														 strlen(values[i])) : 0x7f4a7c15);
+		hash = hash_combine(hash, keys[i] ? hash_bytes((unsigned char *) keys[i],
+													   strlen(keys[i])) : 0x7f4a7c15);
 	bucket = hash_search(set->buckets, &hash, HASH_ENTER, &found);
 	if (!found)
 		bucket->groups = NULL;
@@ -593,9 +601,9 @@ find_group(MtDeltaSet *set, char **values)
 	{
 		for (i = 0; i < set->ngroup; i++)
 		{
-			if ((g->values[i] == NULL) != (values[i] == NULL))
+			if ((g->keys[i] == NULL) != (keys[i] == NULL))
 				break;
-			if (values[i] && strcmp(g->values[i], values[i]) != 0)
+			if (keys[i] && strcmp(g->keys[i], keys[i]) != 0)
 				break;
 		}
 		if (i == set->ngroup)
@@ -604,8 +612,12 @@ find_group(MtDeltaSet *set, char **values)
 	old = MemoryContextSwitchTo(set->context);
 	g = palloc0(sizeof(DeltaGroup));
 	g->values = palloc(sizeof(char *) * (set->ngroup + 1));
+	g->keys = palloc(sizeof(char *) * (set->ngroup + 1));
 	for (i = 0; i < set->ngroup; i++)
+	{
 		g->values[i] = values[i] ? pstrdup(values[i]) : NULL;
+		g->keys[i] = keys[i] == values[i] ? g->values[i] : pstrdup(keys[i]);
+	}
 	g->sums = palloc(sizeof(Datum) * (set->nagg + 1));
 	g->nn = palloc0(sizeof(int64) * (set->nagg + 1));
 	g->sc = palloc0(sizeof(int64) * (set->nsc + 1));

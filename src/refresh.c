@@ -419,12 +419,14 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		char	   *name = NameStr(att->attname);
-		char	   *type = mt_type_sql(att->atttypid, att->atttypmod);
+		char	   *type;
 		int			j;
 		Form_pg_attribute vatt = NULL;
 
+		/* (a dropped column has no type) */
 		if (att->attisdropped || att->attgenerated)
 			continue;
+		type = mt_type_sql(att->atttypid, att->atttypmod);
 		if (!first)
 			appendStringInfoString(&buf, ", ");
 		first = false;

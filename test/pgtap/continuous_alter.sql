@@ -97,7 +97,7 @@ LOCK TABLE m IN SHARE ROW EXCLUSIVE MODE;
 LOCK TABLE materialized_table_internal.continuous_state IN EXCLUSIVE MODE;
 SELECT materialized_table.execute($$
   ALTER MATERIALIZED TABLE tap_ca.m AS
-    SELECT grp, count(*) AS n, sum(v) AS total, sum(v) AS top, count(*) AS r FROM tap_ca.src
+    SELECT grp, count(*) AS n, sum(v) AS total, sum(v) AS top, count(*) OVER () AS r FROM tap_ca.src
      WHERE grp > 1 AND v < (SELECT avg(v) + 40 FROM tap_ca.src) GROUP BY grp$$) \g /dev/null
 INSERT INTO switches SELECT 5, strategy, mismatches('m'), load_running()
   FROM materialized_table_internal.continuous_state WHERE relid = 'm'::regclass;

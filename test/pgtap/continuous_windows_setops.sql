@@ -6,7 +6,9 @@
 -- groups.  UNION [ALL], INTERSECT, EXCEPT ALL: each branch names the
 -- result columns by position -- rows entering and leaving one branch,
 -- duplicates across branches.  DISTINCT ON (team): the best row of each
--- team that changed; LATERAL unnest grouped by team.  Cycles say KEYS in the history; a window over the
+-- team that changed; LATERAL unnest grouped by team; IN and EXISTS
+-- subqueries (a change of scores names its keys, one of players
+-- recomputes the table).  Cycles say KEYS in the history; a window over the
 -- whole result, which no change can narrow, says FULL (the positive
 -- control).
 --
@@ -32,7 +34,7 @@ CREATE FUNCTION cycles(t regclass, strategy text) RETURNS bigint LANGUAGE sql AS
      AND h.started_at > (SELECT at FROM tap_win.mark) AND h.strategy = $2
 $$;
 
-SELECT plan(10);
+SELECT plan(11);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_win.ranked FRESHNESS = INTERVAL '1' SECOND AS
@@ -58,13 +60,17 @@ SELECT lives_ok($$SELECT materialized_table.execute($m$
     SELECT DISTINCT ON (team) team, id, points FROM tap_win.scores ORDER BY team, points DESC, id;
   CREATE MATERIALIZED TABLE tap_win.unnested FRESHNESS = INTERVAL '1' SECOND AS
     SELECT s.team, count(*) AS n, sum(x) AS total
-      FROM tap_win.scores s, LATERAL unnest(ARRAY[s.points, s.id % 7]) AS x GROUP BY s.team
+      FROM tap_win.scores s, LATERAL unnest(ARRAY[s.points, s.id % 7]) AS x GROUP BY s.team;
+  CREATE MATERIALIZED TABLE tap_win.in_active FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT s.id, s.team FROM tap_win.scores s
+     WHERE s.team IN (SELECT p.team FROM tap_win.players p WHERE p.active)
+       AND EXISTS (SELECT FROM tap_win.players p WHERE p.id = s.id)
 $m$)$$, 'window and set operation tables are created');
 SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
             WHERE relid IN (SELECT table_name FROM mine)),
-          ARRAY['KEYS', 'KEYS', 'KEYS', 'KEYS', 'FULL', 'KEYS', 'KEYS', 'KEYS', 'KEYS'],
-          'windows partitioned by a result column, set operations, DISTINCT ON and LATERAL unnest are kept by keys');
+          ARRAY['KEYS', 'KEYS', 'KEYS', 'KEYS', 'KEYS', 'FULL', 'KEYS', 'KEYS', 'KEYS', 'KEYS'],
+          'windows partitioned by a result column, set operations, DISTINCT ON, LATERAL unnest and subqueries in WHERE are kept by keys');
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
                         WHERE relid IN (SELECT table_name FROM tap_win.mine)$$, 30),
             NULL, 'the worker takes them up');
@@ -91,6 +97,7 @@ SELECT is((SELECT array_agg(table_name::text ORDER BY table_name::text) FROM min
           NULL, 'every table but the whole-result window applied changes by keys');
 SELECT is(cycles('overall', 'KEYS'), 0::bigint, 'the whole-result window never by keys');
 SELECT ok(cycles('overall', 'FULL') > 0, 'a window over the whole result is recomputed, and says so');
+SELECT ok(cycles('in_active', 'FULL') > 0, 'a change of what a subquery in WHERE reads recomputes the table');
 
 SELECT * FROM finish();
 SELECT materialized_table.execute(string_agg(format('DROP MATERIALIZED TABLE %s', table_name), '; '))
