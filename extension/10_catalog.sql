@@ -47,14 +47,26 @@ RETURN value * CASE unit
     WHEN 'DAY' THEN interval '1 day'
 END;
 
--- The front door: runs Flink's MATERIALIZED TABLE statements.
+-- The front door: runs Flink's MATERIALIZED TABLE statements.  Not STRICT:
+-- a NULL statement is an error, not a NULL result.
 CREATE FUNCTION materialized_table.execute(statement text)
 RETURNS text
-LANGUAGE C STRICT VOLATILE
+LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mt_execute';
 
 COMMENT ON FUNCTION materialized_table.execute(text) IS
-'runs CREATE [OR ALTER], ALTER and DROP MATERIALIZED TABLE statements; returns the last command tag';
+'runs CREATE [OR ALTER], ALTER and DROP MATERIALIZED TABLE statements; returns the last command tag (SHOW CREATE: the statement)';
+
+-- The statements that return rows: SHOW MATERIALIZED TABLES, SHOW CREATE
+-- MATERIALIZED TABLE, DESCRIBE.  One row type for all (see src/describe.c).
+CREATE FUNCTION materialized_table.execute_query(statement text)
+RETURNS TABLE (name text, type text, "null" boolean, key text, extras text,
+               watermark text, comment text)
+LANGUAGE C VOLATILE ROWS 10
+AS 'MODULE_PATHNAME', 'mt_execute_query';
+
+COMMENT ON FUNCTION materialized_table.execute_query(text) IS
+'runs one SHOW MATERIALIZED TABLES, SHOW CREATE MATERIALIZED TABLE or DESCRIBE statement; returns its rows';
 
 -- A Flink statement that recreates the table as it is now.
 CREATE FUNCTION materialized_table.show_create(regclass)

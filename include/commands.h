@@ -6,6 +6,8 @@
  *	  create.c	CREATE [OR ALTER] MATERIALIZED TABLE
  *	  alter.c	ALTER MATERIALIZED TABLE ...
  *	  drop.c	DROP MATERIALIZED TABLE, and the cleanup after any drop
+ *	  describe.c	SHOW MATERIALIZED TABLES, SHOW CREATE, DESCRIBE
+ *	  native.c	the same statements spelt as PostgreSQL's MATERIALIZED VIEW
  *	  command_common.c	what they share: names, ownership, the query view
  *
  *-------------------------------------------------------------------------
@@ -13,7 +15,9 @@
 #ifndef MT_COMMANDS_H
 #define MT_COMMANDS_H
 
+#include "access/tupdesc.h"
 #include "nodes/parsenodes.h"
+#include "utils/tuplestore.h"
 #include "storage/lockdefs.h"
 
 #include "catalog.h"
@@ -33,6 +37,18 @@ extern const char *mt_create_command(MtStatement *st);
 extern const char *mt_alter_command(MtStatement *st);
 extern const char *mt_drop_command(MtStatement *st);
 
+/*
+ * describe.c: SHOW MATERIALIZED TABLES, SHOW CREATE MATERIALIZED TABLE and
+ * DESCRIBE, whose rows execute_query() returns (MT_QUERY_NATTS columns:
+ * name, type, null, key, extras, watermark, comment)
+ */
+#define MT_QUERY_NATTS 7
+extern void mt_query_command(MtStatement *st, Tuplestorestate *rows, TupleDesc desc);
+extern char *mt_show_create_command(MtStatement *st);
+
+/* show_create.c */
+extern char *mt_show_create_text(Oid relid);
+
 /* ALTER ... AS, also reached by CREATE OR ALTER on an existing table */
 extern void mt_alter_query(MtStatement *st, Oid relid, MtQuery *query, bool check_lineage);
 
@@ -45,6 +61,9 @@ extern void mt_set_options(MtStatement *st, Oid relid, List *options);
 
 /* a watermark's column and expression must fit the table */
 extern void mt_check_watermark(MtStatement *st, MtWatermark *wm, Oid relid);
+
+/* a new query may not read its own table, directly or not */
+extern void mt_check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid);
 
 /* cleanup of every trace of a dropped MT (catalog, jobs, history, worker) */
 extern void mt_forget_table(Oid relid);

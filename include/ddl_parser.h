@@ -128,6 +128,17 @@ typedef struct MtQuery
 	int			length;
 } MtQuery;
 
+/*
+ * START_MODE = FROM_BEGINNING (Flink 2.x).  The other modes name offsets of
+ * a stream and are refused by the parser; the clause is only remembered
+ * where it was written.
+ */
+typedef struct MtStartMode
+{
+	char	   *mode;			/* upper-case mode word */
+	int			location;
+} MtStartMode;
+
 /* A 'key' = 'value' pair of WITH (...) or a partition spec. */
 typedef struct MtOption
 {
@@ -152,6 +163,7 @@ typedef struct MtCreateStmt
 	MtFreshness *freshness;		/* NULL when omitted */
 	MtRefreshMode refresh_mode;
 	int			refresh_mode_location;
+	MtStartMode *start_mode;	/* NULL when omitted */
 	MtQuery    *query;
 } MtCreateStmt;
 
@@ -164,7 +176,10 @@ typedef enum MtAlterAction
 	MT_ALTER_SET_FRESHNESS,
 	MT_ALTER_ADD,
 	MT_ALTER_MODIFY,
-	MT_ALTER_DROP
+	MT_ALTER_DROP,
+	MT_ALTER_RENAME,
+	MT_ALTER_SET_OPTIONS		/* new WITH options: only from ALTER
+								 * MATERIALIZED VIEW ... SET / RESET (...) */
 } MtAlterAction;
 
 typedef enum MtDropTarget
@@ -180,7 +195,7 @@ typedef struct MtAlterStmt
 {
 	MtQualifiedName *name;
 	MtAlterAction action;
-	List	   *options;		/* RESUME WITH (...): MtOption */
+	List	   *options;		/* RESUME WITH (...), SET_OPTIONS: MtOption */
 	List	   *partition_spec; /* REFRESH PARTITION (...): MtOption */
 	MtQuery    *query;			/* AS */
 	MtFreshness *freshness;		/* SET FRESHNESS */
@@ -193,6 +208,9 @@ typedef struct MtAlterStmt
 	MtDropTarget drop_target;
 	List	   *drop_columns;	/* String */
 	char	   *drop_constraint;
+	/* RENAME TO */
+	MtQualifiedName *new_name;
+	MtStartMode *start_mode;	/* [START_MODE = ...] AS */
 	int			action_location;
 } MtAlterStmt;
 
@@ -200,13 +218,35 @@ typedef struct MtDropStmt
 {
 	MtQualifiedName *name;
 	bool		if_exists;
+	DropBehavior behavior;		/* CASCADE only from DROP MATERIALIZED VIEW */
 } MtDropStmt;
+
+/* SHOW MATERIALIZED TABLES, SHOW CREATE MATERIALIZED TABLE */
+typedef struct MtShowStmt
+{
+	MtQualifiedName *schema;	/* FROM | IN [catalog.]db: name is the
+								 * schema, schema the catalog; NULL for the
+								 * current schema */
+	char	   *like;			/* [NOT] LIKE 'pattern', or NULL */
+	bool		not_like;
+	MtQualifiedName *name;		/* SHOW CREATE: the table */
+} MtShowStmt;
+
+/* DESCRIBE | DESC [EXTENDED] name */
+typedef struct MtDescribeStmt
+{
+	MtQualifiedName *name;
+	bool		extended;
+} MtDescribeStmt;
 
 typedef enum MtStatementKind
 {
 	MT_STMT_CREATE,
 	MT_STMT_ALTER,
-	MT_STMT_DROP
+	MT_STMT_DROP,
+	MT_STMT_SHOW_TABLES,
+	MT_STMT_SHOW_CREATE,
+	MT_STMT_DESCRIBE
 } MtStatementKind;
 
 typedef struct MtStatement
@@ -218,9 +258,37 @@ typedef struct MtStatement
 	MtCreateStmt *create;
 	MtAlterStmt *alter;
 	MtDropStmt *drop;
+	MtShowStmt *show;			/* SHOW MATERIALIZED TABLES, SHOW CREATE */
+	MtDescribeStmt *describe;
 } MtStatement;
 
+/* Does the statement return rows (execute_query) rather than a tag? */
+#define MT_STATEMENT_RETURNS_ROWS(st) \
+	((st)->kind == MT_STMT_SHOW_TABLES || (st)->kind == MT_STMT_DESCRIBE)
+
+/* Clauses of CREATE written as option values of native statements */
+typedef enum MtFragmentKind
+{
+	MT_FRAGMENT_ELEMENTS,		/* a column list: columns, key, watermark */
+	MT_FRAGMENT_NAMES,			/* column names, with or without ( ) */
+	MT_FRAGMENT_DISTRIBUTION,	/* [BY] [HASH | RANGE] (cols) [INTO n
+								 * BUCKETS] | INTO n BUCKETS */
+	MT_FRAGMENT_START_MODE		/* a START_MODE */
+} MtFragmentKind;
+
+typedef struct MtFragment
+{
+	List	   *columns;		/* MtColumn */
+	MtPrimaryKey *primary_key;
+	MtWatermark *watermark;
+	List	   *names;			/* String */
+	MtDistribution *distribution;
+	MtStartMode *start_mode;
+} MtFragment;
+
 extern List *mt_parse(const char *source);
+extern MtFragment *mt_parse_fragment(MtFragmentKind kind, const char *text, int start, int end);
+extern MtQuery *mt_parse_query_text(const char *source, int start, int end);
 extern Node *mt_parse_expression(const char *source, int start, int end);
 extern const char *mt_freshness_unit_name(MtFreshnessUnit unit);
 

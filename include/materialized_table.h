@@ -30,6 +30,7 @@ extern int	mt_freshness_threshold;			/* seconds */
 extern int	mt_default_freshness_continuous;	/* seconds */
 extern int	mt_default_freshness_full;		/* seconds */
 extern int	mt_history_retention;			/* seconds; 0 keeps everything */
+extern bool mt_conversion_from_table;		/* CREATE OR ALTER converts a table */
 
 /* statements on materialized tables need the library preloaded */
 extern void mt_require_preload(void);

@@ -31,5 +31,6 @@ extern bool mt_partition_map_has_row(MtPartitionMap *map, TupleTableSlot *slot,
 									 List **values);
 extern void mt_partition_create(Oid relid, MtTable *mt, List *values);
 extern void mt_partition_create_buckets(Oid relid, MtTable *mt);
+extern void mt_partition_sync_privileges(Oid relid);
 
 #endif							/* MT_PARTITIONS_H */

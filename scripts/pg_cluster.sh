@@ -13,16 +13,19 @@ set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 
+# as root, from / : the postgres user may not enter the caller's directory
+# (a clone in /root), which initdb and postgres change back to
 as_postgres() {
     if [ "$(id -u)" = 0 ]; then
-        runuser -u postgres -- "$@"
+        (cd / && runuser -u postgres -- "$@")
     else
         "$@"
     fi
 }
 
 cmd=${1:?usage: pg_cluster.sh start|stop|kill|restart DIR [PORT [CRON_DB]]}
-dir=${2:?cluster directory}
+# the socket directory and the log must be absolute paths
+dir=$(realpath -m "${2:?cluster directory}")
 
 case "$cmd" in
 start)
@@ -45,13 +48,19 @@ max_replication_slots = 16
 max_wal_senders = 16
 max_worker_processes = 32
 max_prepared_transactions = 10
-output_plugin_libraries = 'pgoutput, test_decoding, materialized_table'
 cron.database_name = '$crondb'
 cron.use_background_workers = on
 cron.max_running_jobs = 8
 timezone = 'UTC'
 log_line_prefix = '%m [%p] %q%a '
 CONF
+        # PostgreSQL 15.19 and later decode only with the output plugins
+        # listed there; an older server refuses to start with the setting
+        settings=$(as_postgres "$PGBIN/postgres" --describe-config 2>/dev/null || true)
+        if grep -q '^output_plugin_libraries'$'\t' <<<"$settings"; then
+            echo "output_plugin_libraries = 'pgoutput, test_decoding, materialized_table'" \
+                >>"$dir/data/postgresql.conf"
+        fi
     fi
     as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
     ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/setup.sh: from a fresh Debian 12 machine to a running demo.
 #
-#   sudo bash scripts/setup.sh         (or as root: bash scripts/setup.sh)
+#   bash scripts/setup.sh      as root, or as a user who may use sudo (it is
+#                              used for apt-get and make install only)
 #
 # 1. installs PostgreSQL 15 and what the build and the tests need (apt)
 # 2. builds materialized_table and installs it into PostgreSQL 15
@@ -26,12 +27,18 @@ set -euo pipefail
 [ -n "${MT_DEMO_DIR:-}" ] && MT_DEMO_DIR=$(realpath -m "$MT_DEMO_DIR")
 cd "$(dirname "$0")/.."
 
+# the README lists the same packages
 PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron postgresql-15-pgtap
-          libtap-parser-sourcehandler-pgtap-perl build-essential graphviz)
+          libtap-parser-sourcehandler-pgtap-perl build-essential graphviz python3-psycopg2)
 
-# root runs everything itself; anyone else needs sudo for apt and make install
+# root runs everything itself (a fresh container has no sudo); anyone else
+# needs sudo for apt and make install
 SUDO=()
 if [ "$(id -u)" != 0 ]; then
+    if ! command -v sudo >/dev/null; then
+        echo "scripts/setup.sh: run it as root, or install sudo: apt-get and make install need root" >&2
+        exit 1
+    fi
     SUDO=(sudo)
 fi
 

@@ -9,6 +9,7 @@
  *	  SET FRESHNESS = INTERVAL ...		a new freshness
  *	  ADD / MODIFY / DROP ...			columns, primary key, watermark,
  *										distribution
+ *	  RENAME TO new_name				a new name, in its schema
  *
  * Columns of a materialized table come from its query, so ADD, MODIFY and
  * DROP act only on what is not: computed and metadata columns, the primary
@@ -175,13 +176,13 @@ alter_refresh(MtStatement *st, Oid relid)
  */
 
 /*
- * check_no_cycle
+ * mt_check_no_cycle
  *		A new query may not read the table itself, directly or through
  *		views and other materialized tables: its content would depend on
  *		itself, and a continuous pipeline would refresh it forever.
  */
-static void
-check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
+void
+mt_check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
 {
 	Oid			types[2] = {OIDOID, OIDOID};
 	Datum		values[2] = {ObjectIdGetDatum(viewid), ObjectIdGetDatum(relid)};
@@ -306,7 +307,7 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 	}
 
 	(void) mt_define_query_view(st, q, relid, mt_catalog_id(relid), InvalidOid, true);
-	check_no_cycle(st, q, relid, mt->query_view);
+	mt_check_no_cycle(st, q, relid, mt->query_view);
 	if (check_lineage)
 		mt_lineage_check_freshness(relid, mt->query_view, mt->freshness_value,
 								   mt->freshness_unit, st->source, q->location);
@@ -870,6 +871,43 @@ alter_elements(MtStatement *st, Oid relid)
 	mt_catalog_update(mt);
 }
 
+/* ---------------------------------------------------------------------
+ * RENAME TO
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * alter_rename
+ *		ALTER TABLE ... RENAME TO, which the guards follow as for any
+ *		rename of a materialized table: its pg_cron job takes the new name;
+ *		the catalog, the lineage, the history and the worker know the table
+ *		by its OID, and its hidden objects by its id.  Its partitions keep
+ *		their names, as PostgreSQL's own rename leaves them.
+ */
+static void
+alter_rename(MtStatement *st, Oid relid)
+{
+	MtQualifiedName *new_name = st->alter->new_name;
+	Oid			nspid = get_rel_namespace(relid);
+
+	if ((new_name->schema || new_name->catalog) &&
+		mt_resolve_namespace(st, new_name) != nspid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rename materialized table \"%s\" into another schema",
+						get_rel_name(relid)),
+				 errdetail("RENAME TO gives the table a new name in its schema, \"%s\".",
+						   get_namespace_name(nspid)),
+				 mt_errposition(st->source, new_name->location)));
+	if (OidIsValid(get_relname_relid(new_name->name, nspid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("relation \"%s\" already exists", new_name->name),
+				 mt_errposition(st->source, new_name->location)));
+	table_ddl(psprintf("ALTER TABLE %s RENAME TO %s", mt_qualified_name(relid),
+					   quote_identifier(new_name->name)));
+}
+
 const char *
 mt_alter_command(MtStatement *st)
 {
@@ -878,9 +916,12 @@ mt_alter_command(MtStatement *st)
 
 	/*
 	 * Changes of one table are serialized with its refreshes, readers go
-	 * on; then the catalog row, which the actions below read and change.
+	 * on (a rename waits for them, as ALTER TABLE RENAME does); then the
+	 * catalog row, which the actions below read and change.
 	 */
-	relid = mt_lookup_table(st, a->name, MT_REFRESH_LOCKMODE, false);
+	relid = mt_lookup_table(st, a->name,
+							a->action == MT_ALTER_RENAME ? AccessExclusiveLock : MT_REFRESH_LOCKMODE,
+							false);
 	/* a table restored from a dump whose restore did not end is taken up first */
 	if (mt_lock_catalog_row(st, a->name, relid)->restore_pending != NULL)
 		mt_restore_take_up(relid);
@@ -906,6 +947,12 @@ mt_alter_command(MtStatement *st)
 		case MT_ALTER_MODIFY:
 		case MT_ALTER_DROP:
 			alter_elements(st, relid);
+			break;
+		case MT_ALTER_RENAME:
+			alter_rename(st, relid);
+			break;
+		case MT_ALTER_SET_OPTIONS:
+			mt_set_options(st, relid, a->options);
 			break;
 	}
 	return "ALTER MATERIALIZED TABLE";

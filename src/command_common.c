@@ -698,7 +698,8 @@ mt_storage_options_sql(List *options)
 /*
  * Error positions of an expression checked through generated SQL: an error
  * inside the expression points at the same spot of the statement, any
- * other error of that SQL at the expression's start.
+ * other error of that SQL at the expression's start.  The generated SQL is
+ * not shown: the user did not write it.
  */
 typedef struct MtExpressionErrorArg
 {
@@ -722,9 +723,10 @@ expression_error_callback(void *arg)
 		return;
 	if (pos > 0 && pos - 1 >= start && pos - 1 <= start + len)
 		offset = pos - 1 - start;
-	errposition(0);
-	internalerrposition(pg_mbstrlen_with_len(e->source, e->location) + offset + 1);
-	internalerrquery(e->source);
+	/* a position in the statement (execute() makes it an internal one) */
+	internalerrposition(0);
+	internalerrquery(NULL);
+	errposition(pg_mbstrlen_with_len(e->source, e->location) + offset + 1);
 }
 
 /*

@@ -556,19 +556,28 @@ expression_end(MtParser *p, const char *const *stop_words)
 	return i;
 }
 
+static MtQuery *query_in_range(MtParser *p, int start, int end);
+
 static MtQuery *
 parse_query(MtParser *p)
 {
-	MtQuery    *q = palloc0(sizeof(MtQuery));
-	int			start;
-	int			end;
-	List	   *raw;
-	RawStmt    *rs;
+	MtQuery    *q;
 
 	if (at_end(p))
 		syntax_error(p, "a query after AS");
-	start = cur(p)->location;
-	end = p->toks[p->stmt_end].location;
+	q = query_in_range(p, cur(p)->location, p->toks[p->stmt_end].location);
+	p->pos = p->stmt_end;
+	return q;
+}
+
+/* The query written in [start, end) of the text, parsed by PostgreSQL. */
+static MtQuery *
+query_in_range(MtParser *p, int start, int end)
+{
+	MtQuery    *q = palloc0(sizeof(MtQuery));
+	List	   *raw;
+	RawStmt    *rs;
+
 	while (end > start && isspace((unsigned char) p->buf[end - 1]))
 		end--;
 	/* cut after the query, so that "end of input" points right behind it */
@@ -595,7 +604,6 @@ parse_query(MtParser *p)
 	q->location = start;
 	q->text = trimmed_text(p, start, end);
 	q->length = strlen(q->text);
-	p->pos = p->stmt_end;
 	return q;
 }
 
@@ -1182,6 +1190,19 @@ parse_buckets(MtParser *p)
 	return n;
 }
 
+/* [HASH | RANGE] (cols) [INTO n BUCKETS], after DISTRIBUTED BY */
+static void
+parse_distribution_by(MtParser *p, MtDistribution *d)
+{
+	if (accept_word(p, "hash"))
+		d->kind = MT_DISTRIBUTION_HASH;
+	else if (accept_word(p, "range"))
+		d->kind = MT_DISTRIBUTION_RANGE;
+	d->columns = parse_identifier_list(p, "a column name");
+	if (token_is_word(cur(p), "into"))
+		d->buckets = parse_buckets(p);
+}
+
 /*
  * DISTRIBUTED BY [HASH | RANGE] (cols) [INTO n BUCKETS]
  * DISTRIBUTED INTO n BUCKETS
@@ -1194,20 +1215,90 @@ parse_distribution(MtParser *p, int location)
 
 	d->location = location;
 	if (accept_word(p, "by"))
-	{
-		if (accept_word(p, "hash"))
-			d->kind = MT_DISTRIBUTION_HASH;
-		else if (accept_word(p, "range"))
-			d->kind = MT_DISTRIBUTION_RANGE;
-		d->columns = parse_identifier_list(p, "a column name");
-		if (token_is_word(cur(p), "into"))
-			d->buckets = parse_buckets(p);
-	}
+		parse_distribution_by(p, d);
 	else if (token_is_word(cur(p), "into"))
 		d->buckets = parse_buckets(p);
 	else
 		syntax_error(p, "BY or INTO");
 	return d;
+}
+
+/*
+ * START_MODE = mode (the START_MODE word already consumed), as Flink 2.x
+ * writes it: FROM_BEGINNING, FROM_NOW[(interval)], FROM_TIMESTAMP(ts),
+ * RESUME_OR_FROM_BEGINNING, RESUME_OR_FROM_NOW[(interval)] or
+ * RESUME_OR_FROM_TIMESTAMP(ts).  Where a stream starts reading has no
+ * counterpart here: a source is a table, read whole, which is what
+ * FROM_BEGINNING says.  The others are refused, saying so.
+ */
+static MtStartMode *parse_start_mode_value(MtParser *p);
+
+static MtStartMode *
+parse_start_mode(MtParser *p)
+{
+	if (!accept_equals(p))
+		syntax_error(p, "\"=\"");
+	return parse_start_mode_value(p);
+}
+
+static MtStartMode *
+parse_start_mode_value(MtParser *p)
+{
+	static const char *const modes[] = {
+		"from_beginning", "from_now", "from_timestamp", "resume_or_from_beginning",
+		"resume_or_from_now", "resume_or_from_timestamp", NULL
+	};
+	MtStartMode *sm = palloc0(sizeof(MtStartMode));
+	const char *word;
+	const char *const *m;
+	char	   *text;
+	int			i;
+
+	sm->location = cur(p)->location;
+	word = at_end(p) ? NULL : token_word(cur(p));
+	for (m = modes; word && *m; m++)
+		if (strcmp(word, *m) == 0)
+			break;
+	if (word == NULL || *m == NULL)
+		syntax_error(p, "FROM_BEGINNING, FROM_NOW, FROM_TIMESTAMP, RESUME_OR_FROM_BEGINNING, RESUME_OR_FROM_NOW or RESUME_OR_FROM_TIMESTAMP");
+	sm->mode = pstrdup(word);
+	for (i = 0; sm->mode[i]; i++)
+		sm->mode[i] = pg_toupper((unsigned char) sm->mode[i]);
+	advance(p);
+	text = sm->mode;
+	/* the argument of FROM_NOW(...) and FROM_TIMESTAMP(...), kept for the message */
+	if (token_is_char(cur(p), '('))
+	{
+		int			depth = 0;
+		int			from = cur(p)->location;
+		int			to;
+
+		do
+		{
+			if (token_is_char(cur(p), '('))
+				depth++;
+			else if (token_is_char(cur(p), ')'))
+				depth--;
+			advance(p);
+		} while (depth > 0 && !at_end(p));
+		if (depth > 0)
+			syntax_error(p, "\")\"");
+		to = cur(p)->location;
+		while (to > from && isspace((unsigned char) p->source[to - 1]))
+			to--;
+		text = psprintf("%s%.*s", sm->mode, to - from, p->source + from);
+	}
+	else if (strcmp(sm->mode, "FROM_TIMESTAMP") == 0 ||
+			 strcmp(sm->mode, "RESUME_OR_FROM_TIMESTAMP") == 0)
+		syntax_error(p, "\"(\" and a timestamp");
+	if (strcmp(sm->mode, "FROM_BEGINNING") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("START_MODE = %s is not supported", text),
+				 errdetail("The sources of a materialized table are PostgreSQL tables, read whole: there is no stream offset to start or resume from, and every table starts FROM_BEGINNING."),
+				 errhint("Leave START_MODE out or write START_MODE = FROM_BEGINNING; to keep only recent rows, filter them in the query."),
+				 mt_errposition(p->source, sm->location)));
+	return sm;
 }
 
 static void
@@ -1329,6 +1420,12 @@ parse_create(MtParser *p)
 				duplicate_clause(p, "FRESHNESS", clause_location);
 			c->freshness = parse_freshness(p);
 		}
+		else if (accept_word(p, "start_mode"))
+		{
+			if (c->start_mode)
+				duplicate_clause(p, "START_MODE", clause_location);
+			c->start_mode = parse_start_mode(p);
+		}
 		else if (accept_word(p, "refresh_mode"))
 		{
 			if (c->refresh_mode != MT_MODE_UNSET)
@@ -1344,7 +1441,7 @@ parse_create(MtParser *p)
 				syntax_error(p, "CONTINUOUS or FULL");
 		}
 		else
-			syntax_error(p, "COMMENT, DISTRIBUTED BY, PARTITIONED BY, WITH, FRESHNESS, REFRESH_MODE or AS");
+			syntax_error(p, "COMMENT, DISTRIBUTED BY, PARTITIONED BY, WITH, FRESHNESS, REFRESH_MODE, START_MODE or AS");
 	}
 	return c;
 }
@@ -1396,10 +1493,19 @@ parse_alter(MtParser *p)
 			expect_char(p, ')');
 		}
 	}
-	else if (accept_word(p, "as"))
+	else if (token_is_word(t, "as") || token_is_word(t, "start_mode"))
 	{
+		if (accept_word(p, "start_mode"))
+			a->start_mode = parse_start_mode(p);
+		expect_word(p, "as", "AS followed by a query");
 		a->action = MT_ALTER_AS;
 		a->query = parse_query(p);
+	}
+	else if (accept_word(p, "rename"))
+	{
+		a->action = MT_ALTER_RENAME;
+		expect_word(p, "to", "TO");
+		a->new_name = parse_qualified_name(p);
 	}
 	else if (accept_word(p, "set"))
 	{
@@ -1472,7 +1578,7 @@ parse_alter(MtParser *p)
 		}
 	}
 	else
-		syntax_error(p, "SUSPEND, RESUME, REFRESH, AS, SET FRESHNESS, ADD, MODIFY or DROP");
+		syntax_error(p, "SUSPEND, RESUME, REFRESH, AS, SET FRESHNESS, ADD, MODIFY, DROP or RENAME TO");
 
 	if (!at_end(p))
 		syntax_error(p, "the end of the statement");
@@ -1498,6 +1604,75 @@ parse_drop(MtParser *p)
 	{
 		expect_word(p, "exists", "EXISTS");
 		d->if_exists = true;
+	}
+	d->name = parse_qualified_name(p);
+	if (!at_end(p))
+		syntax_error(p, "the end of the statement");
+	return d;
+}
+
+/*
+ * SHOW MATERIALIZED TABLES [{FROM | IN} [catalog.]db] [[NOT] LIKE 'pattern']
+ * SHOW CREATE MATERIALIZED TABLE name
+ */
+static MtShowStmt *
+parse_show(MtParser *p, MtStatementKind *kind)
+{
+	MtShowStmt *s = palloc0(sizeof(MtShowStmt));
+
+	expect_word(p, "show", "SHOW");
+	if (accept_word(p, "create"))
+	{
+		*kind = MT_STMT_SHOW_CREATE;
+		expect_materialized_table(p, "SHOW CREATE");
+		s->name = parse_qualified_name(p);
+	}
+	else
+	{
+		*kind = MT_STMT_SHOW_TABLES;
+		if (!token_is_word(cur(p), "materialized") || !token_is_word(peek(p, 1), "tables"))
+			syntax_error(p, "MATERIALIZED TABLES or CREATE MATERIALIZED TABLE");
+		advance(p);
+		advance(p);
+		if (accept_word(p, "from") || accept_word(p, "in"))
+		{
+			MtQualifiedName *qn = parse_qualified_name(p);
+
+			if (qn->catalog)
+				ereport(ERROR,
+						(errcode(ERRCODE_SYNTAX_ERROR),
+						 errmsg("improper qualified name (too many dotted names)"),
+						 errhint("A database is named [catalog.]database."),
+						 mt_errposition(p->source, qn->location)));
+			s->schema = qn;
+		}
+		if (accept_word(p, "not"))
+		{
+			s->not_like = true;
+			expect_word(p, "like", "LIKE");
+			s->like = parse_string(p, "a pattern string");
+		}
+		else if (accept_word(p, "like"))
+			s->like = parse_string(p, "a pattern string");
+	}
+	if (!at_end(p))
+		syntax_error(p, "the end of the statement");
+	return s;
+}
+
+/* DESCRIBE | DESC [EXTENDED] name */
+static MtDescribeStmt *
+parse_describe(MtParser *p)
+{
+	MtDescribeStmt *d = palloc0(sizeof(MtDescribeStmt));
+
+	if (!accept_word(p, "describe"))
+		expect_word(p, "desc", "DESCRIBE");
+	/* a table may be called "extended": then it is the last word */
+	if (token_is_word(cur(p), "extended") && !at_last(p))
+	{
+		advance(p);
+		d->extended = true;
 	}
 	d->name = parse_qualified_name(p);
 	if (!at_end(p))
@@ -1534,11 +1709,18 @@ parse_statement(MtParser *p, int start, int end)
 		st->kind = MT_STMT_DROP;
 		st->drop = parse_drop(p);
 	}
+	else if (token_is_word(first, "show"))
+		st->show = parse_show(p, &st->kind);
+	else if (token_is_word(first, "describe") || token_is_word(first, "desc"))
+	{
+		st->kind = MT_STMT_DESCRIBE;
+		st->describe = parse_describe(p);
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("syntax error at or near \"%s\"", token_text(p, first)),
-				 errdetail("materialized_table.execute() runs CREATE, ALTER and DROP MATERIALIZED TABLE statements."),
+				 errdetail("materialized_table.execute() runs CREATE, ALTER, DROP, SHOW and DESCRIBE statements of materialized tables."),
 				 mt_errposition(p->source, first->location)));
 	return st;
 }
@@ -1769,4 +1951,105 @@ mt_freshness_unit_name(MtFreshnessUnit unit)
 			return "DAY";
 	}
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Pieces of native statements (see native.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * mt_parse_fragment
+ *		One clause of the CREATE grammar, given as the value of an option
+ *		of CREATE MATERIALIZED VIEW.
+ *
+ * text holds the client's statement up to the option's string literal,
+ * then the value at [start, end): so every location, and every position
+ * in an error, is the value's place in the client's own text.  Only the
+ * value is read.
+ */
+MtFragment *
+mt_parse_fragment(MtFragmentKind kind, const char *text, int start, int end)
+{
+	MtParser	p = {0};
+	MtFragment *f = palloc0(sizeof(MtFragment));
+
+	p.source = text;
+	p.buf = pstrdup(text);
+	p.buflen = strlen(text);
+	Assert(end <= p.buflen);
+	p.buf = blank_outside(&p, start, end, NULL);
+	p.buf[end] = '\0';
+	p.buflen = end;
+	tokenize(&p);
+	p.pos = 0;
+	while (p.pos < p.ntoks && p.toks[p.pos].location < start)
+		p.pos++;
+	p.stmt_end = p.ntoks - 1;
+
+	switch (kind)
+	{
+		case MT_FRAGMENT_ELEMENTS:
+			{
+				MtElements	el = {0};
+
+				if (token_is_char(cur(&p), '('))
+					parse_element_list(&p, &el);
+				else
+				{
+					do
+					{
+						parse_element(&p, &el);
+					} while (accept_char(&p, ','));
+				}
+				f->columns = el.columns;
+				f->primary_key = el.primary_key;
+				f->watermark = el.watermark;
+				break;
+			}
+		case MT_FRAGMENT_NAMES:
+			if (token_is_char(cur(&p), '('))
+				f->names = parse_identifier_list(&p, "a column name");
+			else
+			{
+				do
+				{
+					f->names = lappend(f->names, makeString(parse_identifier(&p, "a column name")));
+				} while (accept_char(&p, ','));
+			}
+			break;
+		case MT_FRAGMENT_DISTRIBUTION:
+			f->distribution = palloc0(sizeof(MtDistribution));
+			f->distribution->location = start;
+			if (accept_word(&p, "by") || token_is_word(cur(&p), "hash") ||
+				token_is_word(cur(&p), "range") || token_is_char(cur(&p), '('))
+				parse_distribution_by(&p, f->distribution);
+			else if (token_is_word(cur(&p), "into"))
+				f->distribution->buckets = parse_buckets(&p);
+			else
+				syntax_error(&p, "HASH, RANGE, a column list or INTO");
+			break;
+		case MT_FRAGMENT_START_MODE:
+			f->start_mode = parse_start_mode_value(&p);
+			break;
+	}
+	if (!at_end(&p))
+		syntax_error(&p, "the end of the option's value");
+	return f;
+}
+
+/*
+ * mt_parse_query_text
+ *		The query of a native statement, at [start, end) of source, parsed
+ *		as the query after AS is.
+ */
+MtQuery *
+mt_parse_query_text(const char *source, int start, int end)
+{
+	MtParser	p = {0};
+
+	p.source = source;
+	p.buf = pstrdup(source);
+	p.buflen = strlen(source);
+	return query_in_range(&p, start, end);
 }

@@ -66,6 +66,20 @@ mt_drop_command(MtStatement *st)
 	(void) mt_lock_catalog_row(st, d->name, relid);
 
 	mt_forget_table(relid);
+	if (d->behavior == DROP_CASCADE)
+	{
+		/*
+		 * What depends on the table goes too, materialized tables reading
+		 * it among them: as a DROP TABLE of its own, so that the sql_drop
+		 * event trigger forgets each of them.
+		 */
+		SPI_connect();
+		mt_internal_depth++;
+		mt_spi_exec(psprintf("DROP TABLE %s CASCADE", mt_qualified_name(relid)), SPI_OK_UTILITY);
+		mt_internal_depth--;
+		SPI_finish();
+		return "DROP MATERIALIZED TABLE";
+	}
 	ObjectAddressSet(address, RelationRelationId, relid);
 	performDeletion(&address, DROP_RESTRICT, 0);
 	return "DROP MATERIALIZED TABLE";

@@ -13,7 +13,9 @@
  *	  ProcessUtility_hook	refuses TRUNCATE, COPY FROM, column changes,
  *							partition changes and inheritance; stops the
  *							pipelines before DROP EXTENSION and before a
- *							database they work in is dropped
+ *							database they work in is dropped; routes
+ *							MATERIALIZED VIEW statements on materialized
+ *							tables to their commands (native.c)
  *
  * The extension's own statements pass while mt_internal_depth > 0.  Both
  * hooks let everything through where the extension is not installed.
@@ -45,6 +47,8 @@
 #include "continuous.h"
 #include "guards.h"
 #include "materialized_table.h"
+#include "native.h"
+#include "partitions.h"
 #include "pipeline.h"
 #include "restore.h"
 
@@ -517,6 +521,43 @@ policy_changing(Node *parsetree)
 	return list_make1_oid(RangeVarGetRelid(table, NoLock, true));
 }
 
+/*
+ * After GRANT or REVOKE on tables: the partitions of the materialized
+ * tables it named (or of every one in the schemas of ... ALL TABLES IN
+ * SCHEMA) get the privileges their table now has.
+ */
+static void
+grant_reaches_partitions(GrantStmt *grant)
+{
+	ListCell   *lc;
+
+	if (grant->targtype == ACL_TARGET_OBJECT)
+	{
+		foreach(lc, grant->objects)
+		{
+			Oid			relid = RangeVarGetRelid(lfirst(lc), NoLock, true);
+
+			if (OidIsValid(relid) && mt_is_materialized_table(relid))
+				mt_partition_sync_privileges(relid);
+		}
+	}
+	else if (grant->targtype == ACL_TARGET_ALL_IN_SCHEMA)
+	{
+		List	   *schemas = NIL;
+
+		foreach(lc, grant->objects)
+			schemas = lappend_oid(schemas, get_namespace_oid(strVal(lfirst(lc)), false));
+		foreach(lc, mt_catalog_all_relids())
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			/* (a table dropped meanwhile has no schema) */
+			if (list_member_oid(schemas, get_rel_namespace(relid)))
+				mt_partition_sync_privileges(relid);
+		}
+	}
+}
+
 static void
 mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				   ProcessUtilityContext context, ParamListInfo params,
@@ -530,6 +571,18 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* pg_restore --clean drops hidden objects before their tables */
 	if (mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
 		mt_restore_before_drop(parsetree);
+
+	/*
+	 * MATERIALIZED VIEW statements on materialized tables are the commands
+	 * of execute() in PostgreSQL's spelling; what else a DROP names passes
+	 * on, as a statement of its own.
+	 */
+	if (mt_internal_depth == 0 && !IsBinaryUpgrade && mt_extension_ready())
+	{
+		if (mt_native_utility(&pstmt, queryString, qc))
+			return;
+		parsetree = pstmt->utilityStmt;
+	}
 
 	if (IsA(parsetree, DropdbStmt))
 	{
@@ -589,6 +642,11 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				mt_sync_hidden_privileges(relid);
 		}
 	}
+	/* the partitions of a materialized table carry its privileges */
+	if (IsA(parsetree, GrantStmt) && ((GrantStmt *) parsetree)->objtype == OBJECT_TABLE &&
+		mt_extension_ready())
+		grant_reaches_partitions((GrantStmt *) parsetree);
+
 	if (IsA(parsetree, AlterTableStmt) && mt_extension_ready())
 	{
 		AlterTableStmt *alter = (AlterTableStmt *) parsetree;

@@ -36,6 +36,7 @@ int			mt_freshness_threshold = 30 * 60;
 int			mt_default_freshness_continuous = 3 * 60;
 int			mt_default_freshness_full = 60 * 60;
 int			mt_history_retention = 7 * 24 * 60 * 60;
+bool		mt_conversion_from_table = false;
 
 int			mt_internal_depth = 0;
 
@@ -70,6 +71,14 @@ define_settings(void)
 							7 * 24 * 60 * 60, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
+	/* one way, and a change of what a table is: the administrator's choice */
+	DefineCustomBoolVariable("materialized_table.conversion_from_table",
+							 "Lets CREATE OR ALTER MATERIALIZED TABLE convert an existing table into a materialized table in place.",
+							 "As Flink's table.materialized-table.conversion-from-table.enabled.",
+							 &mt_conversion_from_table,
+							 false,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("materialized_table");
 }
 

@@ -12,6 +12,12 @@
  * Partitions are named after the table and their values
  * (sales_2024_06_28); bucket partitions get a _b<n> suffix.
  *
+ * Each partition carries the privileges of the table (and of its columns),
+ * copied when it is created and again after a GRANT or REVOKE on the
+ * table: PostgreSQL checks a partition's own privileges when it is read
+ * directly, and a GRANT on a partitioned table does not reach its
+ * partitions.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -19,18 +25,26 @@
 #include "common/hashfn.h"
 #include <ctype.h>
 
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "materialized_table.h"
 #include "partitions.h"
@@ -401,6 +415,148 @@ create_subtree(Oid nspid, const char *root_name, MtTable *mt, List *values, int 
 	return name;
 }
 
+/* ---------------------------------------------------------------------
+ * Privileges
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * An ACL of the table's as one of a partition owned by part_owner (a
+ * partition belongs to the table's owner, unless someone changed it).
+ */
+static Acl *
+acl_for(Datum acl, bool isnull, Oid table_owner, Oid part_owner)
+{
+	Acl		   *result;
+
+	if (isnull)
+		return NULL;
+	result = DatumGetAclPCopy(acl);
+	if (part_owner != table_owner)
+		result = aclnewowner(result, table_owner, part_owner);
+	return result;
+}
+
+/*
+ * set_acl
+ *		Make the ACL column attno of a catalog row acl (NULL: the default
+ *		privileges), keeping the shared dependencies on the roles it names,
+ *		as GRANT does.  Nothing changes when it is that already.
+ */
+static void
+set_acl(Relation catalog, HeapTuple tup, int attno, Oid relid, int32 subid, Oid owner, Acl *acl)
+{
+	TupleDesc	desc = RelationGetDescr(catalog);
+	Datum		old;
+	bool		oldnull;
+	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc0(sizeof(bool) * desc->natts);
+	bool	   *replace = palloc0(sizeof(bool) * desc->natts);
+	HeapTuple	newtup;
+	Oid		   *oldmembers = NULL;
+	Oid		   *newmembers = NULL;
+	int			noldmembers = 0;
+	int			nnewmembers = 0;
+
+	old = heap_getattr(tup, attno, desc, &oldnull);
+	if (oldnull && acl == NULL)
+		return;
+	if (!oldnull && acl != NULL && aclequal(DatumGetAclP(old), acl))
+		return;
+	replace[attno - 1] = true;
+	nulls[attno - 1] = (acl == NULL);
+	values[attno - 1] = acl ? PointerGetDatum(acl) : (Datum) 0;
+	newtup = heap_modify_tuple(tup, desc, values, nulls, replace);
+	CatalogTupleUpdate(catalog, &newtup->t_self, newtup);
+
+	if (!oldnull)
+		noldmembers = aclmembers(DatumGetAclP(old), &oldmembers);
+	if (acl)
+		nnewmembers = aclmembers(acl, &newmembers);
+	updateAclDependencies(RelationRelationId, relid, subid, owner,
+						  noldmembers, oldmembers, nnewmembers, newmembers);
+}
+
+/*
+ * mt_partition_sync_privileges
+ *		Give every partition of table relid the table's privileges, and its
+ *		columns the table's columns' (by name).  The caller holds the
+ *		table.
+ */
+void
+mt_partition_sync_privileges(Oid relid)
+{
+	List	   *tree = find_all_inheritors(relid, NoLock, NULL);
+	Relation	classrel;
+	Relation	attrel;
+	HeapTuple	roottup;
+	Form_pg_class root;
+	TupleDesc	rootdesc;
+	Datum		acl;
+	bool		isnull;
+	Relation	rel;
+	ListCell   *lc;
+
+	if (list_length(tree) <= 1)
+		return;
+	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	attrel = table_open(AttributeRelationId, RowExclusiveLock);
+	roottup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(roottup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	root = (Form_pg_class) GETSTRUCT(roottup);
+	acl = heap_getattr(roottup, Anum_pg_class_relacl, RelationGetDescr(classrel), &isnull);
+	rel = table_open(relid, NoLock);
+	rootdesc = CreateTupleDescCopy(RelationGetDescr(rel));
+	table_close(rel, NoLock);
+
+	foreach(lc, tree)
+	{
+		Oid			part = lfirst_oid(lc);
+		HeapTuple	tup;
+		Oid			part_owner;
+		int			i;
+
+		if (part == relid)
+			continue;
+		tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(part));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		part_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		set_acl(classrel, tup, Anum_pg_class_relacl, part, 0, part_owner,
+				acl_for(acl, isnull, root->relowner, part_owner));
+		heap_freetuple(tup);
+
+		for (i = 0; i < rootdesc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(rootdesc, i);
+			HeapTuple	roottatt;
+			HeapTuple	partatt;
+			Datum		attacl;
+			bool		attnull;
+
+			if (att->attisdropped)
+				continue;
+			roottatt = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(att->attnum));
+			if (!HeapTupleIsValid(roottatt))
+				continue;
+			attacl = SysCacheGetAttr(ATTNUM, roottatt, Anum_pg_attribute_attacl, &attnull);
+			partatt = SearchSysCacheCopyAttName(part, NameStr(att->attname));
+			if (HeapTupleIsValid(partatt))
+			{
+				set_acl(attrel, partatt, Anum_pg_attribute_attacl, part,
+						((Form_pg_attribute) GETSTRUCT(partatt))->attnum, part_owner,
+						acl_for(attacl, attnull, root->relowner, part_owner));
+				heap_freetuple(partatt);
+			}
+			ReleaseSysCache(roottatt);
+		}
+	}
+	table_close(attrel, RowExclusiveLock);
+	table_close(classrel, RowExclusiveLock);
+	CommandCounterIncrement();
+}
+
 /*
  * mt_partition_create
  *		Create the partitions holding rows with these LIST values.
@@ -443,6 +599,8 @@ mt_partition_create(Oid relid, MtTable *mt, List *values)
 							 qualified(nspid, parent_name), qualified(nspid, name),
 							 v ? quote_literal_cstr(v) : "NULL"));
 			SPI_finish();
+			CommandCounterIncrement();
+			mt_partition_sync_privileges(relid);
 			return;
 		}
 		parent = child;
@@ -461,4 +619,6 @@ mt_partition_create_buckets(Oid relid, MtTable *mt)
 	SPI_connect();
 	create_buckets(mt, get_rel_namespace(relid), get_rel_name(relid));
 	SPI_finish();
+	CommandCounterIncrement();
+	mt_partition_sync_privileges(relid);
 }

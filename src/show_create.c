@@ -150,7 +150,17 @@ view_definition(Oid view)
 Datum
 mt_show_create(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
+	PG_RETURN_TEXT_P(cstring_to_text(mt_show_create_text(PG_GETARG_OID(0))));
+}
+
+/*
+ * mt_show_create_text
+ *		show_create() and SHOW CREATE MATERIALIZED TABLE: the statement
+ *		that recreates table relid.
+ */
+char *
+mt_show_create_text(Oid relid)
+{
 	char	   *relname;
 	MtTable    *mt;
 	Relation	rel;
@@ -295,7 +305,7 @@ mt_show_create(PG_FUNCTION_ARGS)
 
 	AtEOXact_GUC(true, nestlevel);
 	table_close(rel, AccessShareLock);
-	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+	return buf.data;
 }
 
 /*

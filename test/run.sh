@@ -10,10 +10,13 @@
 #   1. pg_regress   sql/*.sql with expected/*.out         (make installcheck)
 #   2. isolation    test/isolation/specs/*.spec            (pg_isolation_regress)
 #   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
-#   4. load         test/load/*.sh                         (scripted, under pgbench)
-#   5. crash        test/crash/*.sh                        (may kill the server)
-#   6. backup       test/backup/*.sh                       (clusters of their own)
-#   7. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
+#   4. clients      test/clients/*.sh                      (psql, psycopg2 and
+#                                                           node-postgres; a missing
+#                                                           driver is skipped)
+#   5. load         test/load/*.sh                         (scripted, under pgbench)
+#   6. crash        test/crash/*.sh                        (may kill the server)
+#   7. backup       test/backup/*.sh                       (clusters of their own)
+#   8. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 8)
 #
 # Every phase runs even if an earlier one failed; the summary at the end
@@ -168,7 +171,7 @@ else
     record pgTAP "none"
 fi
 
-# --- 4. and 5. scripted tests ----------------------------------------------------
+# --- 4. to 7. scripted tests -----------------------------------------------------
 # run_scripts PHASE DIRECTORY: each script gets the cluster through the
 # environment (PGHOST, PGPORT, PGUSER, PGDATABASE, MT_TEST_DIR, MT_TEST_PORT,
 # PGBIN) and cleans up after itself; a crash test may kill and restart it
@@ -183,6 +186,7 @@ run_scripts() {
         log="$DIR/${phase}_$name.log"
         if MT_TEST_DIR=$DIR MT_TEST_PORT=$PORT bash "$t" >"$log" 2>&1; then
             echo "ok     $name"
+            grep '^skip: ' "$log" | sed 's/^/       /'
         else
             echo "FAILED $name"
             sed 's/^/    /' "$log"
@@ -201,13 +205,14 @@ run_scripts() {
         record "$phase" "PASS ($n scripts)"
     fi
 }
-# 4. write loads under pgbench; 5. kills of the server; 6. backups restored,
-# (on clusters of their own)
+# 4. both spellings from each client; 5. write loads under pgbench; 6. kills
+# of the server; 7. backups restored (on clusters of their own)
+run_scripts clients test/clients
 run_scripts load test/load
 run_scripts crash test/crash
 run_scripts backup test/backup
 
-# --- 7. fuzzer -------------------------------------------------------------------
+# --- 8. fuzzer -------------------------------------------------------------------
 # CI mode (fixed seed, a few thousand statements; see test/fuzz/mt_fuzz.py)
 # on a fresh cluster of its own one port up, since it may crash the server.
 say "fuzz: test/fuzz/run.sh (its own cluster on port $((PORT + 8)))"

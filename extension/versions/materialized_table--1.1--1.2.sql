@@ -46,3 +46,15 @@ SELECT h.*
   FROM materialized_table_internal.history h
  WHERE pg_catalog.has_table_privilege(h.table_name::pg_catalog.oid, 'SELECT')
     OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE');
+
+-- Flink 2.x: a NULL statement is an error; the statements that return rows.
+ALTER FUNCTION materialized_table.execute(text) CALLED ON NULL INPUT;
+COMMENT ON FUNCTION materialized_table.execute(text) IS
+'runs CREATE [OR ALTER], ALTER and DROP MATERIALIZED TABLE statements; returns the last command tag (SHOW CREATE: the statement)';
+CREATE FUNCTION materialized_table.execute_query(statement text)
+RETURNS TABLE (name text, type text, "null" boolean, key text, extras text,
+               watermark text, comment text)
+LANGUAGE C VOLATILE ROWS 10
+AS 'MODULE_PATHNAME', 'mt_execute_query';
+COMMENT ON FUNCTION materialized_table.execute_query(text) IS
+'runs one SHOW MATERIALIZED TABLES, SHOW CREATE MATERIALIZED TABLE or DESCRIBE statement; returns its rows';
