@@ -29,7 +29,8 @@ SHAPES = [
     "filter", "join_inner", "join_outer", "self_join", "join_nonequi", "exists", "in_subquery",
     "scalar_subquery", "group_by", "group_by_expr", "global_agg", "agg_expr", "join_agg",
     "outer_join_agg", "distinct", "distinct_on", "setop", "window", "topk", "from_subquery", "cte",
-    "mt_on_mt",
+    "mt_on_mt", "deltas_group", "deltas_global", "deltas_join", "deltas_twice", "grouping_sets",
+    "lateral",
 ]
 
 NUMERIC_KINDS = ("int", "num", "numf")
@@ -99,7 +100,10 @@ class Gen:
     def table_rel(self, table=None, avoid=()):
         r = self.r
         if table is None:
-            table = r.choice([t for t in ["t1", "t2", "t3", "p", "pt"] if t not in avoid] or ["t1"])
+            if "v" not in avoid and self.chance(0.06):
+                table = "v"
+            else:
+                table = r.choice([t for t in ["t1", "t2", "t3", "p", "pt"] if t not in avoid] or ["t1"])
         a = self.alias()
         spec = TABLES[table]
         only = table == "p" and self.chance(0.15)
@@ -512,6 +516,290 @@ class Gen:
         """A window over grouped rows, ordered by an aggregate."""
         return self.core_group(1, having=0.0, window=True)
 
+    # --- what the DELTAS engine maintains ---------------------------------------------
+    # count, sum and avg (of columns and expressions, with FILTER), expressions
+    # over them, HAVING, grouped by columns or expressions or by nothing, over
+    # one source or a fact joined with dimensions by their keys (one of them
+    # read twice).  Now and then an aggregate or a group it does not keep, so
+    # that the fallback is checked beside it.
+    def delta_arg(self, cols, tags):
+        """A numeric argument of sum() / avg(): (sql, kind)."""
+        r = self.r
+        num = [c for c in cols if c.kind in NUMERIC_KINDS]
+        ints = [c for c in cols if c.kind == "int"]
+        # mostly of a type whose sum's display scale the query tells
+        c = r.choice([c for c in num if c.kind != "num"] if self.chance(0.8) else num)
+        if c.kind == "num":
+            tags.add("agg:unscaled")     # numeric of no declared scale
+        x = r.random()
+        if x < 0.4:
+            return c.expr, "int" if c.kind == "int" else "num"
+        tags.add("agg:of_expression")
+        if x < 0.55:
+            return f"{c.expr} * {r.choice(['2', '1.5', '0.25', '-1'])}", "num"
+        if x < 0.7 and ints:
+            # TPC-H's l_extendedprice * (1 - l_discount)
+            return f"{c.expr} * (1 - {r.choice(ints).expr})", "num"
+        if x < 0.85:
+            return (f"CASE WHEN {self.atom(cols)} THEN {c.expr} ELSE {r.choice(['0', '0.5', 'NULL'])} END",
+                    "num")
+        return f"{c.expr} + {r.choice(num).expr}", "num"
+
+    def delta_agg(self, cols, tags):
+        """One aggregate the DELTAS engine keeps (now and then one it does not)."""
+        r = self.r
+        x = r.random()
+        if x < 0.22:
+            f, k = "count(*)", "int"
+            tags.add("agg:count")
+        elif x < 0.32:
+            f, k = f"count({r.choice(cols).expr})", "int"
+            tags.add("agg:count")
+        elif x < 0.7:
+            a, k = self.delta_arg(cols, tags)
+            f, k = f"sum({a})", k
+            tags.add("agg:sum")
+        elif x < 0.94:
+            a, _ = self.delta_arg(cols, tags)
+            f, k = f"avg({a})", "num"
+            tags.add("agg:avg")
+        else:
+            return self.aggregate(cols, tags)
+        if f != "count(*)" and self.chance(0.08):
+            # an ORDER BY that does not change the result
+            uniq = [c for c in cols if c.unique]
+            if uniq:
+                f = f"{f[:-1]} ORDER BY {uniq[0].expr})"
+        if self.chance(0.25):
+            f += f" FILTER (WHERE {self.atom([c for c in cols if c.kind != 'float'])})"
+            tags.add("agg:filter")
+        return f, k
+
+    def delta_expression(self, cols, tags):
+        """An expression over count / sum / avg: (sql, kind)."""
+        r = self.r
+        tags.add("agg:expression")
+        num = [c for c in cols if c.kind in NUMERIC_KINDS]
+        a, _ = self.delta_arg(cols, tags)
+        c = r.choice(cols).expr
+        return r.choice([
+            (f"sum({a}) * 1.0 / count(*)", "num"),
+            (f"count(*) - count({c})", "int"),
+            (f"sum({a}) / nullif(count({a}), 0)", "num"),
+            (f"round(avg({a}), 2)", "num"),
+            (f"coalesce(sum({a}), 0) + count(*)", "num"),
+            ("CASE WHEN count(*) > 2 THEN 'many' ELSE 'few' END", "text"),
+            (f"sum({a}) FILTER (WHERE {self.atom(cols)}) - sum({r.choice(num).expr})", "num"),
+        ])
+
+    def delta_having(self, cols, tags):
+        r = self.r
+        tags.add("having")
+        a, _ = self.delta_arg(cols, tags)
+        return " HAVING " + r.choice([
+            "count(*) > 1", "count(*) >= 3", f"sum({a}) > 2", f"avg({a}) < 3",
+            f"count(*) FILTER (WHERE {self.atom(cols)}) >= 1", f"count(*) > 1 AND sum({a}) <> 0",
+            f"max({a}) > 1",            # one the engine does not keep
+        ])
+
+    def delta_group_keys(self, cols, tags):
+        """1 - 2 group keys, plain columns or expressions: [(sql, kind, domain)]."""
+        r = self.r
+        out = []
+        for _ in range(r.choice([1, 1, 1, 2])):
+            c = r.choice([c for c in cols if c.kind != "float"])
+            e = c.expr
+            opts = {
+                "int": [(e, "int", c.domain), (f"{e} % 3", "int", None), (f"coalesce({e}, -1)", "int", c.domain),
+                        (f"{e} % 10", "int", None), (f"{e} / 4", "int", None)],
+                "text": [(e, "text", None), (f"lower({e})", "text", None), (f"coalesce({e}, '?')", "text", None),
+                         (f"left({e}, 1)", "text", None)],
+                "date": [(e, "date", None), (f"date_trunc('month', {e}::timestamp)", "ts", None),
+                         (f"extract(day FROM {e})", "num", None), (f"{e} + 1", "date", None)],
+                "ts": [(f"date_trunc('hour', {e})", "ts", None), (f"date_trunc('day', {e})", "ts", None),
+                       (e, "ts", None)],
+                "tstz": [(f"date_trunc('hour', {e})", "tstz", None), (e, "tstz", None)],
+                "numf": [(e, "numf", None), (f"round({e})", "num", None)],
+                "num": [(e, "num", None)],
+            }.get(c.kind, [(e, c.kind, c.domain)])
+            g = r.choice(opts)
+            if g[0] != e:
+                tags.add("group:expr")
+                if g[0].startswith("date_trunc"):
+                    tags.add("group:date_trunc")
+            if g[0] not in [o[0] for o in out]:
+                out.append(g)
+        return out
+
+    def delta_query(self, rels, from_sql, conds, tags, global_=False):
+        r = self.r
+        cols = self.cols_of(rels)
+        keys = [] if global_ else self.delta_group_keys(cols, tags)
+        aggs = [self.delta_agg(cols, tags) for _ in range(r.randint(1, 3))]
+        if self.chance(0.35):
+            aggs.append(self.delta_expression(cols, tags))
+        hidden = keys and self.chance(0.1)     # grouped by a column it does not show
+        items = ([] if hidden else list(keys)) + [(a, k, None) for a, k in aggs]
+        sl, outs = self.select_list(items)
+        q = f"SELECT {sl} FROM {from_sql}{self.where(rels, conds, 0.5)}"
+        if keys:
+            if hidden:
+                tags.add("group:not_shown")
+                q += " GROUP BY " + ", ".join(e for e, _, _ in keys)
+            elif self.chance(0.3):
+                q += " GROUP BY " + ", ".join(str(i) for i in range(1, len(keys) + 1))
+            else:
+                q += " GROUP BY " + ", ".join(e for e, _, _ in keys)
+        else:
+            tags.add("agg:global")
+        if self.chance(0.3):
+            q += self.delta_having(cols, tags)
+        return Core(q, outs, tags | {"deltas"})
+
+    def dimension_join(self, fact, dim, tags):
+        """The ON condition joining dimension dim by its key to a column of fact."""
+        key = [c for c in dim.cols if c.unique][0]
+        cand = [c for c in fact.cols if c.kind == "int" and c.domain in ("id", "small") and c is not key]
+        return f"{dim.alias}.{key.expr.split('.')[1]} = {self.r.choice(cand).expr}"
+
+    def deltas_join(self, twice=False):
+        """A fact joined with 1 - 2 dimensions by their keys (a dimension twice, or a snowflake)."""
+        r = self.r
+        fact = self.table_rel(r.choice(["t3", "t3", "t3", "t2", "t2", "pt", "pt", "p", "p", "v"]
+                                       + ([] if twice else ["t1", "t1"])))
+        tags = set(fact.tags) | {"join:inner", "join:star"}
+        rels = [fact]
+        sql = fact.sql
+        conds = []
+        comma = self.chance(0.25)
+
+        def add(dim, on):
+            nonlocal sql
+            if comma:
+                sql += f", {dim.sql}"
+                conds.append(on)
+            else:
+                sql += f" JOIN {dim.sql} ON {on}"
+            rels.append(dim)
+            tags.update(dim.tags)
+
+        if twice:
+            d = "t1" if fact.table != "t1" else "t3"
+            d1, d2 = self.table_rel(d), self.table_rel(d)
+            add(d1, self.dimension_join(fact, d1, tags))
+            add(d2, self.dimension_join(fact, d2, tags))
+            tags.add("join:dimension_twice")
+        else:
+            d = r.choice(["t1", "t3"]) if fact.table not in ("t1", "t3") else "t1" if fact.table == "t3" else "t3"
+            d1 = self.table_rel(d)
+            add(d1, self.dimension_join(fact, d1, tags))
+            if d == "t3" and self.chance(0.3):
+                # a snowflake: t3's t1_id names a t1
+                d2 = self.table_rel("t1")
+                add(d2, f"{d2.alias}.id = {d1.alias}.t1_id")
+                tags.add("join:snowflake")
+        if len({x.table for x in rels}) < len(rels):
+            tags.add("join:self")
+        return self.delta_query(rels, sql, conds, tags, global_=self.chance(0.2))
+
+    # --- GROUPING SETS, LATERAL ------------------------------------------------------
+    def grouping_sets(self):
+        r = self.r
+        sql, rels, tags, conds = self.from_clause(r.choice([1, 1, 2]))
+        cols = self.cols_of(rels)
+        good = [c for c in cols if c.kind in ("int", "text", "date") and not c.unique]
+        g = r.sample(good, min(len(good), r.choice([2, 2, 3])))
+        names = [c.expr for c in g]
+        kind = r.choice(["ROLLUP", "CUBE", "GROUPING SETS", "GROUPING SETS", "mixed"])
+        if kind == "ROLLUP" or kind == "CUBE":
+            gb = f"{kind} ({', '.join(names)})"
+        elif kind == "GROUPING SETS":
+            # every column shown is in a set
+            sets = r.choice([[[n] for n in names], [names, names[:1], []], [names, []],
+                             [names[:1], names[1:], []]])
+            gb = "GROUPING SETS (" + ", ".join("(" + ", ".join(x) + ")" for x in sets) + ")"
+        else:
+            gb = f"{names[0]}, ROLLUP ({', '.join(names[1:])})"
+        tags.add("grouping_sets:" + kind.split()[0].lower())
+        aggs = self.aggregates(cols, tags, 1, 3) if self.chance(0.5) else \
+            [self.delta_agg(cols, tags) for _ in range(r.randint(1, 2))]
+        items = [(c.expr, c.kind, c.domain) for c in g] + [(a, k, None) for a, k in aggs]
+        if self.chance(0.4):
+            items.append((f"grouping({', '.join(names)})", "int", None))
+        sl, outs = self.select_list(items)
+        q = f"SELECT {sl} FROM {sql}{self.where(rels, conds, 0.4)} GROUP BY {gb}"
+        if self.chance(0.2):
+            q += " HAVING count(*) > 1"
+        return Core(q, outs, tags | {"grouping_sets"})
+
+    def lateral(self):
+        """LATERAL with a set-returning function, a subquery per row (TopK per group) or an aggregate."""
+        r = self.r
+        x = self.table_rel(r.choice(["t1", "t1", "t3", "t2", "p", "pt"]))
+        tags = set(x.tags) | {"lateral"}
+        ints = [c for c in x.cols if c.kind == "int"]
+        texts = [c for c in x.cols if c.kind == "text"]
+        kind = r.choice(["unnest", "unnest", "jsonb", "split", "series", "topk", "agg"])
+        tags.add("lateral:" + kind)
+        a = self.alias()
+        if kind == "unnest":
+            i1, i2 = r.choice(ints), r.choice(ints)
+            if self.chance(0.4):
+                fr = f"CROSS JOIN LATERAL unnest(ARRAY[{i1.expr}, {i2.expr}]) WITH ORDINALITY AS {a}(v, o)"
+                lcols = [Col(f"{a}.v", "int", "small"), Col(f"{a}.o", "int", None)]
+            else:
+                fr = f"CROSS JOIN LATERAL unnest(ARRAY[{i1.expr}, {i2.expr}, {r.choice(ints).expr}]) AS {a}(v)"
+                lcols = [Col(f"{a}.v", "int", "small")]
+        elif kind == "jsonb":
+            c1, c2 = r.choice(x.cols), r.choice(x.cols)
+            fr = (f"CROSS JOIN LATERAL jsonb_array_elements(jsonb_build_array({c1.expr}, {c2.expr})) "
+                  f"AS {a}(v)")
+            lcols = [Col(f"{a}.v", "jsonb", None)]
+        elif kind == "split":
+            t = r.choice(texts) if texts else None
+            if t is None:
+                return self.lateral()
+            fr = f"CROSS JOIN LATERAL regexp_split_to_table({t.expr}, '') AS {a}(v)" if self.chance(0.5) else \
+                f"CROSS JOIN LATERAL unnest(string_to_array({t.expr}, ' ')) AS {a}(v)"
+            lcols = [Col(f"{a}.v", "text", None)]
+        elif kind == "series":
+            i = r.choice([c for c in ints if c.domain == "small"] or ints)
+            join = r.choice(["CROSS JOIN LATERAL", "LEFT JOIN LATERAL"])
+            fr = f"{join} generate_series(1, least({i.expr}, 5)) AS {a}(v)" + (" ON true" if join.startswith("LEFT") else "")
+            lcols = [Col(f"{a}.v", "int", "small")]
+        elif kind == "topk":
+            y = self.table_rel("t3")
+            key = [c for c in x.cols if c.domain in ("id", "small")]
+            k = r.choice(key)
+            join = r.choice(["CROSS JOIN LATERAL", "LEFT JOIN LATERAL"])
+            desc = r.choice(["", " DESC"])
+            fr = (f"{join} (SELECT {y.alias}.id AS id, {y.alias}.n AS n FROM {y.sql} "
+                  f"WHERE {y.alias}.t1_id = {k.expr} ORDER BY {y.alias}.n{desc} NULLS LAST, {y.alias}.id "
+                  f"LIMIT {r.choice([1, 2])}) {a}" + (" ON true" if join.startswith("LEFT") else ""))
+            lcols = [Col(f"{a}.id", "int", "id"), Col(f"{a}.n", "numf", None)]
+            tags |= y.tags
+        else:
+            y = self.table_rel(r.choice(["t3", "t2", "pt"]))
+            k = r.choice([c for c in x.cols if c.domain in ("id", "small")])
+            yk = r.choice([c for c in y.cols if c.domain == k.domain] or [c for c in y.cols if c.kind == "int"])
+            num = [c for c in y.cols if c.kind in NUMERIC_KINDS]
+            fr = (f"CROSS JOIN LATERAL (SELECT count(*) AS cnt, sum({r.choice(num).expr}) AS total "
+                  f"FROM {y.sql} WHERE {yk.expr} = {k.expr}) {a}")
+            lcols = [Col(f"{a}.cnt", "int", None), Col(f"{a}.total", "num", None)]
+            tags |= y.tags
+        if self.chance(0.25) and kind != "jsonb":
+            # aggregated over the rows it gives
+            g = r.choice(lcols)
+            items = [(g.expr, g.kind, g.domain), ("count(*)", "int", None)]
+            if self.chance(0.5):
+                items.append((f"count(DISTINCT {x.cols[0].expr})", "int", None))
+            sl, outs = self.select_list(items)
+            return Core(f"SELECT {sl} FROM {x.sql} {fr} GROUP BY {g.expr}", outs, tags | {"lateral:grouped"})
+        its = self.items([x], 1, 3, plain=0.9) + [(c.expr, c.kind, c.domain) for c in lcols]
+        sl, outs = self.select_list(its)
+        w = f" WHERE {self.pred(x.cols)}" if self.chance(0.3) else ""
+        return Core(f"SELECT {sl} FROM {x.sql} {fr}{w}", outs, tags)
+
     # --- the shapes ------------------------------------------------------------------
     def shape(self, shape):
         r = self.r
@@ -568,6 +856,20 @@ class Gen:
             return self.nested(cte=False)
         if shape == "cte":
             return self.nested(cte=True)
+        if shape == "deltas_group":
+            sql, rels, tags, conds = self.from_clause(1)
+            return self.delta_query(rels, sql, conds, tags)
+        if shape == "deltas_global":
+            sql, rels, tags, conds = self.from_clause(1)
+            return self.delta_query(rels, sql, conds, tags, global_=True)
+        if shape == "deltas_join":
+            return self.deltas_join()
+        if shape == "deltas_twice":
+            return self.deltas_join(twice=True)
+        if shape == "grouping_sets":
+            return self.grouping_sets()
+        if shape == "lateral":
+            return self.lateral()
         if shape == "mt_on_mt":
             up = self.mt_rel()
             if up is None:
@@ -710,7 +1012,7 @@ class Gen:
         sl, outs = self.select_list(items)
         dnames = [f"c{i}" for i in range(1, len(dcols) + 1)]
         extra = [f"c{i}" for i in range(len(dcols) + 1, len(items) + 1)]
-        okeys = r.sample(extra, r.choice([0, 1, 1, 2])) if extra else []
+        okeys = r.sample(extra, min(len(extra), r.choice([0, 1, 1, 2])))
         ob = ", ".join(dnames + [k + r.choice(["", " DESC"]) for k in okeys])
         universe = f"SELECT {sl} FROM {sql}{self.where(rels, conds, 0.4)}"
         q = universe.replace("SELECT ", f"SELECT DISTINCT ON ({', '.join(dnames)}) ", 1) + f" ORDER BY {ob}"

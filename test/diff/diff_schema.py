@@ -1,8 +1,9 @@
 """The sources of the differential test, their data and their changes.
 
-Five sources in one schema (written "{s}" in the SQL below, replaced by the
-schema's name), small enough that a query over all of them is quick, with
-NULLs, duplicates and skew (a third of the small integers are 0):
+Five sources and a view over two of them, in one schema (written "{s}" in
+the SQL below, replaced by the schema's name), small enough that a query
+over all of them is quick, with NULLs, duplicates and skew (a third of the
+small integers are 0):
 
     t1 (id PK, a, b, n numeric(10,2), m numeric, s, d date, ts timestamp)
     t2 (k, a, x numeric, s, tz timestamptz)        no key, duplicate rows
@@ -11,16 +12,19 @@ NULLs, duplicates and skew (a third of the small integers are 0):
          children p_c1 (same columns, id PK) and p_c2 (plus extra text)
     pt (id, k, d date, amt numeric(12,2), PK (id, d))
          partitioned by range of d: pt_jan, pt_feb, pt_def (default)
+    v  (id, t1_id, v, n, a, s)                     a view: t3 joined with t1
 
-Columns of the "small" domain (t1.a, t1.b, t2.k, t2.a, t3.v, p.g, pt.k)
-hold 0 - 9 and join with each other; the "id" domain (t1.id, t3.t1_id,
-t3.id, p.id, pt.id) joins with itself.  TABLES describes the columns for
-the query generator (diff_query.py).
+Columns of the "small" domain (t1.a, t1.b, t2.k, t2.a, t3.v, p.g, pt.k,
+v.v, v.a) hold 0 - 9 and join with each other; the "id" domain (t1.id,
+t3.t1_id, t3.id, p.id, pt.id, v.id, v.t1_id) joins with itself, and with a
+small column where a dimension (t1, t3) is joined by its key.  TABLES
+describes the columns for the query generator (diff_query.py).
 
 batch(rng, ids) returns one change batch: a few transactions of INSERT,
 UPDATE (of keys too: new ids, a row moved to another partition or group),
-DELETE and TRUNCATE (then a refill), a sixth rolled back and some with a
-savepoint rolled back.  Everything is drawn from rng alone, never from the
+DELETE, TRUNCATE (then a refill) and now and then a bulk change (most of
+a table updated, or 50 - 200 rows inserted), a sixth rolled back and some
+with a savepoint rolled back.  Everything is drawn from rng alone, never from the
 database, so that a seed always gives the same statements.
 """
 
@@ -38,10 +42,13 @@ TABLES = {
                              ("s", "text", None)]},
     "pt": {"pk": ["id", "d"], "cols": [("id", "int", "id"), ("k", "int", "small"), ("d", "date", None),
                                        ("amt", "numf", None)]},
+    "v": {"pk": [], "cols": [("id", "int", "id"), ("t1_id", "int", "id"), ("v", "int", "small"),
+                             ("n", "numf", None), ("a", "int", "small"), ("s", "text", None)]},
 }
 
 # the tags of a query reading each source
-SOURCE_TAGS = {"t1": "src:t1", "t2": "src:t2", "t3": "src:t3", "p": "src:inh", "pt": "src:part"}
+SOURCE_TAGS = {"t1": "src:t1", "t2": "src:t2", "t3": "src:t3", "p": "src:inh", "pt": "src:part",
+               "v": "src:view"}
 
 DDL = """
 CREATE SCHEMA {s};
@@ -56,6 +63,8 @@ CREATE TABLE {s}.pt (id int, k int, d date, amt numeric(12,2), PRIMARY KEY (id, 
 CREATE TABLE {s}.pt_jan PARTITION OF {s}.pt FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
 CREATE TABLE {s}.pt_feb PARTITION OF {s}.pt FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
 CREATE TABLE {s}.pt_def PARTITION OF {s}.pt DEFAULT;
+CREATE VIEW {s}.v AS SELECT t3.id, t3.t1_id, t3.v, t3.n, t1.a, t1.s FROM {s}.t3 JOIN {s}.t1 ON t1.id = t3.t1_id
+    WHERE t3.v IS DISTINCT FROM 9;
 """
 
 # physical tables, each with its columns (for dumps of the data)
@@ -69,7 +78,12 @@ PHYSICAL_READ = {"p": "ONLY {s}.p", "p_c1": "{s}.p_c1", "p_c2": "{s}.p_c2", "pt"
                  "t1": "{s}.t1", "t2": "{s}.t2", "t3": "{s}.t3"}
 
 TEXTS = ["a", "a", "A", "b", "B", "ab", "Ab", "c", "", "x y"]
+# The values of the numeric columns of no declared scale (t1.m, t2.x): each
+# value is written one way, and so are their negations (UPDATE ... SET m =
+# -m), so that a group of them, DISTINCT, min and max have one display (a
+# query grouping 2.5 with 2.50 could show either).
 NUMS = ["1.5", "2.25", "0.125", "3", "10.0", "-1.75", "2.50", "7"]
+NUMS_SQL = "(ARRAY[" + ", ".join(NUMS) + ", NULL])"
 
 
 def q(v):
@@ -227,12 +241,49 @@ def set_of(rng, table, ids):
     return ", ".join(f"{c} = {v}" for c, v in picked), None
 
 
+def bulk(rng, table, ids):
+    """A statement changing many rows at once: most of a table, or 50 - 200 new rows."""
+    base = {"p_c1": "p", "p_c2": "p"}.get(table, table)
+    target = "{s}." + table
+    if rng.random() < 0.5:
+        sets = {"t1": ["n = n + 1", "a = b", "s = upper(s)", "m = m * 2"],
+                "t2": ["x = x + 1", "k = a", "a = (a + 1) % 10"],
+                "t3": ["v = (v + 1) % 10", "n = n * -1", "t1_id = t1_id + 1"],
+                "p": ["g = (g + 3) % 10", "v = v + 0.5"], "pt": ["amt = amt + 1", "k = k % 3"]}[base]
+        cond = rng.choice(["", " WHERE id % 2 = 0" if base != "t2" else " WHERE k % 2 = 0"])
+        return f"UPDATE {target} SET {rng.choice(sets)}{cond}"
+    n = rng.choice([50, 100, 200])
+    if base in ids.next:
+        lo = ids.next[base]
+        ids.next[base] += n
+    else:
+        lo = 1
+    # values drawn from g alone: the same seed, the same rows
+    vals = {
+        "t1": f"g, g % 10, nullif(g % 7, 0), (g % 50) * 1.25, {NUMS_SQL}[g % 9 + 1]::numeric, "
+              "(ARRAY['a', 'b', 'ab', NULL])[g % 4 + 1], "
+              "date '2024-01-01' + g % 90, timestamp '2024-01-01' + (g % 40) * interval '7 hours'",
+        "t2": f"g % 10, g % 7, {NUMS_SQL}[g % 9 + 1]::numeric, (ARRAY['a', 'B', NULL])[g % 3 + 1], "
+              "timestamptz '2024-01-01 00:00+00' + (g % 30) * interval '9 hours'",
+        "t3": "g, CASE WHEN g % 5 = 0 THEN NULL ELSE g % 48 END, g % 10, (g % 40) * 0.125, "
+              "(ARRAY['A', 'ab', NULL])[g % 3 + 1], date '2024-01-01' + g % 80",
+        "p": "g, g % 10, (g % 30) * 0.5, (ARRAY['a', 'b', NULL])[g % 3 + 1]",
+        "p_c1": "g, g % 10, (g % 30) * 0.5, (ARRAY['a', 'b', NULL])[g % 3 + 1]",
+        "p_c2": "g, g % 10, (g % 30) * 0.5, (ARRAY['a', 'b', NULL])[g % 3 + 1], 'e' || g % 3",
+        "pt": "g, g % 10, date '2024-01-01' + g % 85, (g % 100) * 2.5",
+    }[table]
+    return (f"INSERT INTO {target} ({PHYSICAL[table]}) SELECT {vals} FROM generate_series({lo}, {lo + n - 1}) g"
+            + (" ON CONFLICT DO NOTHING" if table in ("t1", "t3", "p_c1", "pt") else ""))
+
+
 def statement(rng, ids):
     """One change: (sql, tags)."""
     table = rng.choices(["t1", "t2", "t3", "p", "p_c1", "p_c2", "pt"],
                         weights=[5, 4, 4, 1, 2, 2, 4])[0]
-    kind = rng.choices(["insert", "update", "delete", "truncate"], weights=[40, 35, 21, 4])[0]
+    kind = rng.choices(["insert", "update", "delete", "truncate", "bulk"], weights=[40, 35, 21, 4, 3])[0]
     tag = f"chg:{kind}:{table}"
+    if kind == "bulk":
+        return bulk(rng, table, ids), tag
     if kind == "insert":
         n = rng.choice([1, 1, 2, 3])
         if table == "t2" and rng.random() < 0.3:
