@@ -10,15 +10,19 @@
 Random queries (diff_query.py: joins of 2 - 4 tables, outer, self and
 non-equi joins, EXISTS / IN / NOT IN / scalar subqueries, aggregates with
 DISTINCT / FILTER / HAVING, GROUP BY expressions, global aggregates,
-DISTINCT [ON], set operations, window functions, ORDER BY ... LIMIT,
-subqueries and CTEs in FROM, tables reading tables) over the sources of
-diff_schema.py (NULLs, duplicates, skew; keys or none; an inheritance
-parent and a partitioned table) each become a 1-second CONTINUOUS
-materialized table.  Tables are created in groups (MT_DIFF_GROUP, on fresh
-sources in schema mtd); each group then gets MT_DIFF_BATCHES change batches
-(INSERT / UPDATE / DELETE / TRUNCATE in several transactions, some rolled
-back or prepared), and after each one every table is checked against its
-query once the worker has caught up with the batch:
+expressions over aggregates, the shapes the DELTAS engine keeps (count,
+sum, avg of columns and expressions, numeric sums of no declared scale,
+over one source or a fact joined with dimensions, one read twice),
+GROUPING SETS / ROLLUP / CUBE, LATERAL, DISTINCT [ON], set operations,
+window functions, ORDER BY ... LIMIT, subqueries and CTEs in FROM, a view,
+tables reading tables) over the sources of diff_schema.py (NULLs,
+duplicates, skew; keys or none; an inheritance parent and a partitioned
+table) each become a 1-second CONTINUOUS materialized table.  Tables are
+created in groups (MT_DIFF_GROUP, on fresh sources in schema mtd); each
+group then gets MT_DIFF_BATCHES change batches (INSERT / UPDATE / DELETE /
+TRUNCATE and bulk changes in several transactions, some rolled back or
+prepared), and after each one every table is checked against its query
+once the worker has caught up with the batch:
 
   caught up: the worker's horizon (continuous_horizon(): every change
       committed before it is applied or kept) is past the batch's commit,
@@ -37,13 +41,13 @@ A table that fails (rows differ, a maintenance cycle failed, it never
 caught up) is reported with its query, maintenance, the batch that broke it
 and the differing rows, and is not checked again; its reproducer (a psql
 script: sources, the data before the batch, the table, the batch, the
-check) is written to --out.  New failures are then shrunk (--minimize,
+check) is written to --out.  Failures are then shrunk (--minimize,
 default on; MT_DIFF_MINIMIZE_SECONDS in all): the batch's transactions and
 statements, then the rows of the sources, replayed on a schema of their
-own (mtd_min).  --known TAGS[+TAGS] (or a file of such lines) marks
-failures of queries carrying those tags as known: they are shown, but do
-not fail the run; --skip TAGS leaves such queries out.  Nothing is known
-or skipped by default.
+own (mtd_min).  --skip TAGS[+TAGS] (or a file of such lines) leaves
+queries carrying those tags out, to look at the others by hand; nothing
+is skipped by default, and no failure is ever excused: every one fails
+the run.
 
 The summary gives, per query shape, how many tables were created, refused
 (and why), maintained INCREMENTAL or FULL_RECOMPUTE, and failed; the
@@ -53,7 +57,7 @@ holds every table's query, tags, maintenance and outcome.
 Environment (defaults are CI's mode): MT_DIFF_SEED (20), MT_DIFF_QUERIES
 (300), MT_DIFF_GROUP (50), MT_DIFF_BATCHES (5), MT_DIFF_MINIMIZE_SECONDS
 (240).  The same seed gives the same queries, data and batches.  Exit
-status 1 if a failure is not known.
+status 1 on any failure.
 """
 
 import argparse
@@ -327,11 +331,11 @@ def check(db, q, schema):
 
 
 # ---------------------------------------------------------------------------
-# Known and skipped
+# Skipped
 # ---------------------------------------------------------------------------
 
 def read_patterns(values):
-    """--known / --skip values: TAGS[+TAGS] or files of such lines (# comments)."""
+    """--skip values: TAGS[+TAGS] or files of such lines (# comments)."""
     out = []
     for v in values or []:
         if os.path.isfile(v):
@@ -368,7 +372,6 @@ class Table:
         self.maintenance = self.detail = self.strategy = None
         self.final_detail = None
         self.failure = None          # dict
-        self.known = None
 
     def record(self):
         return {"name": self.q.name, "shape": self.q.shape, "tags": self.q.tags, "query": self.q.sql,
@@ -376,7 +379,7 @@ class Table:
                 "status": self.status, "error": self.error, "maintenance": self.maintenance,
                 "maintenance_detail": self.detail, "strategy": self.strategy,
                 "final_maintenance_detail": self.final_detail,
-                "failure": self.failure, "known": self.known}
+                "failure": self.failure}
 
 
 def batch_text(txns, schema):
@@ -524,7 +527,13 @@ def write_repro(path_dir, t, pre_data, txns, path, what):
     lines.append("SELECT pg_sleep(3);")
     tq = f"{s}.{t.q.name}"
     qq = t.q.text(s)
-    if t.q.check == "exact":
+    if t.q.check == "exact" and t.failure and t.failure["kind"] == "display":
+        # equal values, shown differently: the rows' text
+        lines.append(f"SELECT 'table' AS side, r FROM (SELECT t::text AS r FROM {tq} t EXCEPT ALL "
+                     f"SELECT q::text FROM ({qq}) q) a\n"
+                     f"UNION ALL SELECT 'query', r FROM (SELECT q::text FROM ({qq}) q EXCEPT ALL "
+                     f"SELECT t::text FROM {tq} t) b(r);")
+    elif t.q.check == "exact":
         lines.append(f"SELECT 'table' AS side, * FROM (TABLE {tq} EXCEPT ALL SELECT * FROM ({qq}) q) a\n"
                      f"UNION ALL SELECT 'query', * FROM (SELECT * FROM ({qq}) q EXCEPT ALL TABLE {tq}) b;")
     else:
@@ -699,22 +708,22 @@ def summary(tables, crashes, log_events):
             c[t.maintenance or "?"] += 1
             c["s:" + (t.strategy or "?")] += 1
             if t.failure:
-                c["known" if t.known else "failed"] += 1
+                c["failed"] += 1
     out.append("")
     out.append("=== queries by shape")
     hdr = (f"{'shape':<16}{'queries':>8}{'created':>8}{'refused':>8}{'skipped':>8}"
-           f"{'INCR':>6}{'FULL':>6}{'KEYS':>6}{'DELTAS':>7}{'FULLs':>6}{'failed':>7}{'known':>6}")
+           f"{'INCR':>6}{'FULL':>6}{'KEYS':>6}{'DELTAS':>7}{'FULLs':>6}{'failed':>7}")
     out.append(hdr)
     tot = collections.Counter()
     for s, c in by_shape.items():
         tot.update(c)
         out.append(f"{s:<16}{c['queries']:>8}{c['created']:>8}{c['refused'] + c['invalid']:>8}{c['skipped']:>8}"
                    f"{c['INCREMENTAL']:>6}{c['FULL_RECOMPUTE']:>6}{c['s:KEYS']:>6}{c['s:DELTAS']:>7}"
-                   f"{c['s:FULL']:>6}{c['failed']:>7}{c['known']:>6}")
+                   f"{c['s:FULL']:>6}{c['failed']:>7}")
     c = tot
     out.append(f"{'all':<16}{c['queries']:>8}{c['created']:>8}{c['refused'] + c['invalid']:>8}{c['skipped']:>8}"
                f"{c['INCREMENTAL']:>6}{c['FULL_RECOMPUTE']:>6}{c['s:KEYS']:>6}{c['s:DELTAS']:>7}"
-               f"{c['s:FULL']:>6}{c['failed']:>7}{c['known']:>6}")
+               f"{c['s:FULL']:>6}{c['failed']:>7}")
     out.append("(INCR/FULL: materialized_tables.maintenance INCREMENTAL/FULL_RECOMPUTE; "
                "KEYS/DELTAS/FULLs: continuous_state.strategy)")
 
@@ -750,15 +759,14 @@ def summary(tables, crashes, log_events):
 
     fails = [t for t in tables if t.failure]
     out.append("")
-    out.append(f"=== {len(fails)} failed tables ({sum(1 for t in fails if t.known)} known)")
-    kinds = collections.Counter((t.failure["kind"], bool(t.known)) for t in fails)
-    for (k, kn), n in sorted(kinds.items()):
-        out.append(f"  {n:>4}  {k}{' (known)' if kn else ''}")
+    out.append(f"=== {len(fails)} failed tables")
+    kinds = collections.Counter(t.failure["kind"] for t in fails)
+    for k, n in sorted(kinds.items()):
+        out.append(f"  {n:>4}  {k}")
     for t in fails:
         f = t.failure
         out.append("")
-        out.append(f"--- {t.q.name} ({t.q.shape}) {f['kind']} at batch {f['batch']}"
-                   + (f"  [known: {t.known}]" if t.known else ""))
+        out.append(f"--- {t.q.name} ({t.q.shape}) {f['kind']} at batch {f['batch']}")
         out.append(f"query:       {t.q.text(SCHEMA)}")
         out.append(f"maintenance: {t.maintenance} ({t.strategy}): {t.detail}")
         out.append(f"tags:        {' '.join(t.q.tags)}")
@@ -769,7 +777,7 @@ def summary(tables, crashes, log_events):
         if f.get("minimized_batch"):
             out.append("minimized batch (schema mtd_repro; the reproducer is in --out):")
             out += ["  " + x for x in f["minimized_batch"].splitlines()]
-        elif f.get("batch_sql") and not t.known:
+        elif f.get("batch_sql"):
             out.append("batch:")
             out += ["  " + x for x in f["batch_sql"].splitlines()]
     for c in crashes:
@@ -805,8 +813,6 @@ def main():
     ap.add_argument("--batches", type=int, default=env_int("MT_DIFF_BATCHES", 5))
     ap.add_argument("--minimize-seconds", type=float, default=env_int("MT_DIFF_MINIMIZE_SECONDS", 240))
     ap.add_argument("--no-minimize", action="store_true")
-    ap.add_argument("--known", action="append", default=[],
-                    help="TAGS[+TAGS],... or a file of such lines: failures of such queries are known")
     ap.add_argument("--skip", action="append", default=[],
                     help="TAGS[+TAGS],... or a file of such lines: leave such queries out")
     ap.add_argument("--only", default="", help="q0012,q0040: only these queries (and their upstream)")
@@ -815,7 +821,6 @@ def main():
     ap.add_argument("--log", default=None, help="the server log, scanned for crashes")
     args = ap.parse_args()
     args.only = set(x for x in args.only.split(",") if x)
-    known = read_patterns(args.known + [x for x in os.environ.get("MT_DIFF_KNOWN", "").split(",") if x])
     skip = read_patterns(args.skip + [x for x in os.environ.get("MT_DIFF_SKIP", "").split(",") if x])
 
     groups = []
@@ -848,11 +853,8 @@ def main():
             log(f"group {g}: the server was lost: {str(e).strip()}")
             db.connect(120)
             tables += [Table(q) for q in qs]
-    for t in tables:
-        if t.failure:
-            t.known = matches(t.q, known)
     by_name = {t.q.name: t for t in tables}
-    new = [t for t in tables if t.failure and not t.known]
+    new = [t for t in tables if t.failure]
     if new and not args.no_minimize and args.minimize_seconds > 0:
         log(f"shrinking {len(new)} failures (at most {args.minimize_seconds:.0f} s)")
         shrink_all(db, new, by_name, args.minimize_seconds, args.out)
@@ -868,7 +870,7 @@ def main():
             f.write(text + "\n")
     nt = sum(1 for t in tables if t.status == "created")
     log(f"\nmt_diff: {len(tables)} queries, {nt} tables checked after {args.batches} batches, "
-        f"{sum(1 for t in tables if t.failure)} failed ({len(new)} not known), "
+        f"{len(new)} failed, "
         f"{len(crashes) + len(events)} crashes, in {time.time() - started:.0f} s (seed {args.seed})")
     return 1 if new or crashes or events else 0
 
