@@ -55,7 +55,7 @@ maintenance_detail of each strategy; the failures.  results.json in --out
 holds every table's query, tags, maintenance and outcome.
 
 Environment (defaults are CI's mode): MT_DIFF_SEED (20), MT_DIFF_QUERIES
-(300), MT_DIFF_GROUP (50), MT_DIFF_BATCHES (5), MT_DIFF_MINIMIZE_SECONDS
+(400), MT_DIFF_GROUP (50), MT_DIFF_BATCHES (5), MT_DIFF_MINIMIZE_SECONDS
 (240).  The same seed gives the same queries, data and batches.  Exit
 status 1 on any failure.
 """
@@ -808,7 +808,7 @@ def main():
     ap.add_argument("--dbname", default=os.environ.get("PGDATABASE", "postgres"))
     ap.add_argument("--user", default=os.environ.get("PGUSER", "postgres"))
     ap.add_argument("--seed", type=int, default=env_int("MT_DIFF_SEED", CI_SEED))
-    ap.add_argument("--queries", type=int, default=env_int("MT_DIFF_QUERIES", 300))
+    ap.add_argument("--queries", type=int, default=env_int("MT_DIFF_QUERIES", 400))
     ap.add_argument("--group", type=int, default=env_int("MT_DIFF_GROUP", 50))
     ap.add_argument("--batches", type=int, default=env_int("MT_DIFF_BATCHES", 5))
     ap.add_argument("--minimize-seconds", type=float, default=env_int("MT_DIFF_MINIMIZE_SECONDS", 240))
