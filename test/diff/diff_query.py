@@ -947,9 +947,27 @@ class Gen:
         sl, outs = self.select_list(its)
         return Core(f"SELECT {sl} FROM {sql}{self.where(rels, conds, 0.3, where_extra)}", outs, tags)
 
+    def recursive(self):
+        """WITH RECURSIVE: t3's rows reached from a start through t1_id = id, 3 steps at most."""
+        r = self.r
+        x, y = self.table_rel("t3"), self.table_rel("t3")
+        start = r.choice([f"{x.alias}.t1_id IS NULL", f"{x.alias}.v = 0", f"{x.alias}.id < 5"])
+        step = r.choice([f"{y.alias}.t1_id = w.id", f"{y.alias}.id = w.t1_id"])
+        body = (f"WITH RECURSIVE w(id, t1_id, depth) AS (SELECT {x.alias}.id, {x.alias}.t1_id, 0 FROM {x.sql} "
+                f"WHERE {start} UNION ALL SELECT {y.alias}.id, {y.alias}.t1_id, w.depth + 1 FROM w JOIN {y.sql} "
+                f"ON {step} WHERE w.depth < 3) ")
+        tags = x.tags | {"cte", "cte:recursive"}
+        if self.chance(0.5):
+            return Core(body + "SELECT w.depth AS c1, count(*) AS c2, count(DISTINCT w.id) AS c3 FROM w GROUP BY w.depth",
+                        [("c1", "int", None), ("c2", "int", None), ("c3", "int", None)], tags)
+        return Core(body + "SELECT w.id AS c1, w.t1_id AS c2, w.depth AS c3 FROM w",
+                    [("c1", "int", "id"), ("c2", "int", "id"), ("c3", "int", None)], tags)
+
     def nested(self, cte):
         """A query over a subquery in FROM, or a CTE."""
         r = self.r
+        if cte and self.chance(0.15):
+            return self.recursive()
         kind = r.choice(["group", "outer_group", "filter", "distinct", "setop"])
         if kind == "group":
             inner = self.core_group(1, having=0.2)

@@ -3,14 +3,14 @@
 Five sources and a view over two of them, in one schema (written "{s}" in
 the SQL below, replaced by the schema's name), small enough that a query
 over all of them is quick, with NULLs, duplicates and skew (a third of the
-small integers are 0):
+small integers are 0), a few NaNs among the numerics of t1 and t2:
 
     t1 (id PK, a, b, n numeric(10,2), m numeric, s, d date, ts timestamp)
     t2 (k, a, x numeric, s, tz timestamptz)        no key, duplicate rows
     t3 (id PK, t1_id, v, n numeric(8,3), s, d date)
     p  (id, g, v numeric(6,1), s)                  inheritance parent, no key,
          children p_c1 (same columns, id PK) and p_c2 (plus extra text)
-    pt (id, k, d date, amt numeric(12,2), PK (id, d))
+    pt (id, k, d date, amt numeric(12,2) NOT NULL, PK (id, d))
          partitioned by range of d: pt_jan, pt_feb, pt_def (default)
     v  (id, t1_id, v, n, a, s)                     a view: t3 joined with t1
 
@@ -21,11 +21,12 @@ small column where a dimension (t1, t3) is joined by its key.  TABLES
 describes the columns for the query generator (diff_query.py).
 
 batch(rng, ids) returns one change batch: a few transactions of INSERT,
-UPDATE (of keys too: new ids, a row moved to another partition or group),
-DELETE, TRUNCATE (then a refill) and now and then a bulk change (most of
-a table updated, or 50 - 200 rows inserted), a sixth rolled back and some
-with a savepoint rolled back.  Everything is drawn from rng alone, never from the
-database, so that a seed always gives the same statements.
+UPDATE (of keys too: new ids, a row moved to another partition or group;
+some that change nothing), DELETE, TRUNCATE (then a refill) and now and
+then a bulk change (most of a table updated, or 50 - 200 rows inserted), a
+sixth rolled back and some with a savepoint rolled back.  Everything is
+drawn from rng alone, never from the database, so that a seed always gives
+the same statements.
 """
 
 # kinds: int, num (numeric without scale), numf (numeric with a scale),
@@ -59,7 +60,8 @@ CREATE TABLE {s}.t3 (id int PRIMARY KEY, t1_id int, v int, n numeric(8,3), s tex
 CREATE TABLE {s}.p (id int, g int, v numeric(6,1), s text);
 CREATE TABLE {s}.p_c1 (PRIMARY KEY (id)) INHERITS ({s}.p);
 CREATE TABLE {s}.p_c2 (extra text) INHERITS ({s}.p);
-CREATE TABLE {s}.pt (id int, k int, d date, amt numeric(12,2), PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
+CREATE TABLE {s}.pt (id int, k int, d date, amt numeric(12,2) NOT NULL, PRIMARY KEY (id, d))
+    PARTITION BY RANGE (d);
 CREATE TABLE {s}.pt_jan PARTITION OF {s}.pt FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
 CREATE TABLE {s}.pt_feb PARTITION OF {s}.pt FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
 CREATE TABLE {s}.pt_def PARTITION OF {s}.pt DEFAULT;
@@ -112,12 +114,20 @@ def text(rng, null=0.12):
 
 
 def num(rng, null=0.1):
-    return None if rng.random() < null else rng.choice(NUMS)
-
-
-def numf(rng, scale, hi, null=0.1):
-    if rng.random() < null:
+    r = rng.random()
+    if r < null:
         return None
+    if r < null + 0.03:
+        return "NaN"                 # a sum of it is NaN (the engine recomputes)
+    return rng.choice(NUMS)
+
+
+def numf(rng, scale, hi, null=0.1, nan=0.0):
+    r = rng.random()
+    if r < null:
+        return None
+    if r < null + nan:
+        return "NaN"
     v = rng.randint(-hi, hi * 4) / (10 ** scale)
     return f"{v:.{scale}f}"
 
@@ -151,7 +161,7 @@ class Ids:
 def row(rng, table, ident):
     """The values of a new row of a physical table."""
     if table == "t1":
-        return [ident, small(rng), small(rng, 0.3), numf(rng, 2, 100), num(rng), text(rng), day(rng),
+        return [ident, small(rng), small(rng, 0.3), numf(rng, 2, 100, nan=0.02), num(rng), text(rng), day(rng),
                 stamp(rng)]
     if table == "t2":
         return [small(rng), small(rng), num(rng), text(rng), stamp(rng, tz=True)]
@@ -164,7 +174,7 @@ def row(rng, table, ident):
             vals.append(rng.choice([None, "e1", "e2"]))
         return vals
     if table == "pt":
-        return [ident, small(rng), day(rng, null=0), numf(rng, 2, 500)]
+        return [ident, small(rng), day(rng, null=0), numf(rng, 2, 500, null=0)]
     raise ValueError(table)
 
 
@@ -213,17 +223,19 @@ def set_of(rng, table, ids):
     """SET clauses of an UPDATE: values, NULLs, group and key changes."""
     choices = {
         "t1": [("a", lambda: q(small(rng))), ("a", lambda: "a + 1"), ("b", lambda: q(small(rng, 0.3))),
-               ("n", lambda: q(numf(rng, 2, 100))), ("n", lambda: "n + 1"), ("m", lambda: q(num(rng))),
-               ("s", lambda: q(text(rng))), ("d", lambda: q(day(rng))), ("ts", lambda: q(stamp(rng))),
+               ("n", lambda: q(numf(rng, 2, 100, nan=0.02))), ("n", lambda: "n + 1"), ("m", lambda: q(num(rng))),
+               ("s", lambda: q(text(rng))), ("s", lambda: "s"), ("d", lambda: q(day(rng))),
+               ("ts", lambda: q(stamp(rng))),
                ("id", lambda: str(ids.take("t1")))],
         "t2": [("k", lambda: q(small(rng))), ("a", lambda: q(small(rng))), ("x", lambda: q(num(rng))),
+               ("x", lambda: "x"),
                ("s", lambda: q(text(rng))), ("tz", lambda: q(stamp(rng, tz=True)))],
         "t3": [("t1_id", lambda: q(rng.randint(1, 48))), ("t1_id", lambda: "NULL"),
                ("v", lambda: q(small(rng))), ("n", lambda: q(numf(rng, 3, 20))), ("s", lambda: q(text(rng))),
                ("d", lambda: q(day(rng))), ("id", lambda: str(ids.take("t3")))],
         "p": [("g", lambda: q(small(rng))), ("v", lambda: "v + 1"), ("v", lambda: q(numf(rng, 1, 50))),
               ("s", lambda: q(text(rng)))],
-        "pt": [("k", lambda: q(small(rng))), ("amt", lambda: q(numf(rng, 2, 500))),
+        "pt": [("k", lambda: q(small(rng))), ("amt", lambda: q(numf(rng, 2, 500, null=0))), ("amt", lambda: "amt"),
                ("d", lambda: q(day(rng, null=0))), ("d", lambda: "d + 31"), ("id", lambda: str(ids.take("pt")))],
     }
     base = {"p_c1": "p", "p_c2": "p"}.get(table, table)
