@@ -656,6 +656,26 @@ class Gen:
             q += self.delta_having(cols, tags)
         return Core(q, outs, tags | {"deltas"})
 
+    def deltas_in_place(self):
+        """The shape a DELTAS table keeps in its own rows: plain groups, count(*), counts, sums of NOT NULL columns."""
+        r = self.r
+        t = r.choice(["pt", "pt", "t1", "t3"])
+        sql, rels, tags, conds = self.from_clause(1, tables=[t])
+        cols = rels[0].cols
+        notnull = [c for c in cols if c.unique or (t == "pt" and c.expr.endswith((".amt", ".id")))]
+        g = r.choice([c for c in cols if c.kind in ("int", "text", "date") and not c.unique])
+        items = [(g.expr, g.kind, g.domain), ("count(*)", "int", None)]
+        for _ in range(r.randint(1, 2)):
+            if self.chance(0.6):
+                c = r.choice(notnull)
+                items.append((f"sum({c.expr})", "int" if c.kind == "int" else "numf", None))
+            else:
+                items.append((f"count({r.choice(cols).expr})", "int", None))
+        r.shuffle(items)
+        sl, outs = self.select_list(items)
+        tags |= {"deltas", "deltas:in_place", "agg:count", "agg:sum"}
+        return Core(f"SELECT {sl} FROM {sql}{self.where(rels, conds, 0.4)} GROUP BY {g.expr}", outs, tags)
+
     def dimension_join(self, fact, dim, tags):
         """The ON condition joining dimension dim by its key to a column of fact."""
         key = [c for c in dim.cols if c.unique][0]
@@ -857,6 +877,8 @@ class Gen:
         if shape == "cte":
             return self.nested(cte=True)
         if shape == "deltas_group":
+            if self.chance(0.2):
+                return self.deltas_in_place()
             sql, rels, tags, conds = self.from_clause(1)
             return self.delta_query(rels, sql, conds, tags)
         if shape == "deltas_global":

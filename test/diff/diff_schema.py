@@ -23,8 +23,9 @@ describes the columns for the query generator (diff_query.py).
 batch(rng, ids) returns one change batch: a few transactions of INSERT,
 UPDATE (of keys too: new ids, a row moved to another partition or group;
 some that change nothing), DELETE, TRUNCATE (then a refill) and now and
-then a bulk change (most of a table updated, or 50 - 200 rows inserted), a
-sixth rolled back and some with a savepoint rolled back.  Everything is
+then a bulk change (most of a table updated, or 50 - 200 rows inserted) or
+a change of the trees (p_c2 leaves p or comes back, pt_feb is detached or
+attached again), a sixth rolled back and some with a savepoint rolled back.  Everything is
 drawn from rng alone, never from the database, so that a seed always gives
 the same statements.
 """
@@ -179,6 +180,9 @@ def row(rng, table, ident):
 
 
 def insert(table, rows, conflict=False):
+    if table == "tree":
+        # the shape of the inheritance and partition trees (see dump_data)
+        return "; ".join(r[0] for r in rows)
     return (f"INSERT INTO {{s}}.{table} ({PHYSICAL[table]}) VALUES "
             + ", ".join("(" + ", ".join(q(v) for v in r) + ")" for r in rows)
             + (" ON CONFLICT DO NOTHING" if conflict else ""))
@@ -254,17 +258,22 @@ def set_of(rng, table, ids):
 
 
 def bulk(rng, table, ids):
-    """A statement changing many rows at once: most of a table, or 50 - 200 new rows."""
+    """A statement changing many rows at once: most of a table, 50 - 200 new rows, or
+    600 - 1500 new rows deleted again in the same statement but for a few."""
     base = {"p_c1": "p", "p_c2": "p"}.get(table, table)
     target = "{s}." + table
-    if rng.random() < 0.5:
-        sets = {"t1": ["n = n + 1", "a = b", "s = upper(s)", "m = m * 2"],
-                "t2": ["x = x + 1", "k = a", "a = (a + 1) % 10"],
+    x = rng.random()
+    if x < 0.4:
+        sets = {"t1": ["n = n + 1", "a = b", "s = upper(s)", "m = -m"],
+                "t2": ["x = -x", "k = a", "a = (a + 1) % 10"],
                 "t3": ["v = (v + 1) % 10", "n = n * -1", "t1_id = t1_id + 1"],
                 "p": ["g = (g + 3) % 10", "v = v + 0.5"], "pt": ["amt = amt + 1", "k = k % 3"]}[base]
         cond = rng.choice(["", " WHERE id % 2 = 0" if base != "t2" else " WHERE k % 2 = 0"])
         return f"UPDATE {target} SET {rng.choice(sets)}{cond}"
-    n = rng.choice([50, 100, 200])
+    churn = x > 0.7
+    if churn and table == "t2":
+        table, base, target = "t3", "t3", "{s}.t3"      # (rows of t2 have no id to delete them by)
+    n = rng.choice([600, 1000, 1500]) if churn else rng.choice([50, 100, 200])
     if base in ids.next:
         lo = ids.next[base]
         ids.next[base] += n
@@ -284,18 +293,46 @@ def bulk(rng, table, ids):
         "p_c2": "g, g % 10, (g % 30) * 0.5, (ARRAY['a', 'b', NULL])[g % 3 + 1], 'e' || g % 3",
         "pt": "g, g % 10, date '2024-01-01' + g % 85, (g % 100) * 2.5",
     }[table]
-    return (f"INSERT INTO {target} ({PHYSICAL[table]}) SELECT {vals} FROM generate_series({lo}, {lo + n - 1}) g"
-            + (" ON CONFLICT DO NOTHING" if table in ("t1", "t3", "p_c1", "pt") else ""))
+    sql = (f"INSERT INTO {target} ({PHYSICAL[table]}) SELECT {vals} FROM generate_series({lo}, {lo + n - 1}) g"
+           + (" ON CONFLICT DO NOTHING" if table in ("t1", "t3", "p_c1", "pt") else ""))
+    if churn:
+        # a transaction larger than logical_decoding_work_mem (test/diff/run.sh
+        # sets 64kB: decoding spills it to disk) that leaves a few rows
+        keep = rng.choice([0, 3])
+        sql += f"; DELETE FROM {target} WHERE id BETWEEN {lo} AND {lo + n - 1 - keep}"
+    return sql
+
+
+def tree_change(rng):
+    """A child leaves the inheritance tree or comes back; a partition is detached or attached again.
+
+    Written as DO blocks that look at the tree, so that a change rolled back
+    does not put the next one out of step.  Rows of February inserted while
+    pt_feb is out went to pt_def: attaching it again moves them first (a key
+    that both hold makes the transaction fail, and roll back)."""
+    if rng.random() < 0.5:
+        return ("DO $$ BEGIN IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = '{s}.p_c2'::regclass) "
+                "THEN ALTER TABLE {s}.p_c2 NO INHERIT {s}.p; ELSE ALTER TABLE {s}.p_c2 INHERIT {s}.p; "
+                "END IF; END $$")
+    return ("DO $$ BEGIN IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = '{s}.pt_feb'::regclass) "
+            "THEN ALTER TABLE {s}.pt DETACH PARTITION {s}.pt_feb; "
+            "ELSE WITH moved AS (DELETE FROM {s}.pt_def WHERE d >= '2024-02-01' AND d < '2024-03-01' "
+            "RETURNING id, k, d, amt) INSERT INTO {s}.pt_feb (id, k, d, amt) SELECT * FROM moved; "
+            "ALTER TABLE {s}.pt ATTACH PARTITION {s}.pt_feb FOR VALUES FROM ('2024-02-01') TO ('2024-03-01'); "
+            "END IF; END $$")
 
 
 def statement(rng, ids):
     """One change: (sql, tags)."""
     table = rng.choices(["t1", "t2", "t3", "p", "p_c1", "p_c2", "pt"],
                         weights=[5, 4, 4, 1, 2, 2, 4])[0]
-    kind = rng.choices(["insert", "update", "delete", "truncate", "bulk"], weights=[40, 35, 21, 4, 3])[0]
+    kind = rng.choices(["insert", "update", "delete", "truncate", "bulk", "tree"],
+                       weights=[40, 35, 21, 4, 5, 2])[0]
     tag = f"chg:{kind}:{table}"
     if kind == "bulk":
         return bulk(rng, table, ids), tag
+    if kind == "tree":
+        return tree_change(rng), "chg:tree"
     if kind == "insert":
         n = rng.choice([1, 1, 2, 3])
         if table == "t2" and rng.random() < 0.3:
@@ -382,12 +419,29 @@ def batch(rng, ids):
     return txns
 
 
-def dump_data(cur, schema):
-    """INSERT statements (with {s}) of the sources' current rows, in a fixed order."""
+def tree_changes(cur, schema):
+    """The statements that give fresh sources the trees' shape now: p_c2 out of p, pt_feb detached."""
+    cur.execute("SELECT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = %s::regclass), "
+                "EXISTS (SELECT FROM pg_inherits WHERE inhrelid = %s::regclass)",
+                (f"{schema}.p_c2", f"{schema}.pt_feb"))
+    p_c2_in, feb_in = cur.fetchone()
     out = []
-    for table, cols in PHYSICAL.items():
+    if not p_c2_in:
+        out.append(["ALTER TABLE {s}.p_c2 NO INHERIT {s}.p"])
+    if not feb_in:
+        out.append(["ALTER TABLE {s}.pt DETACH PARTITION {s}.pt_feb"])
+    return out, feb_in
+
+
+def dump_data(cur, schema):
+    """The sources' current rows (with {s}), in a fixed order: [(table, rows)], the
+    trees' shape first (table "tree": statements), as create_sources and the
+    reproducers replay them."""
+    tree, feb_in = tree_changes(cur, schema)
+    out = [("tree", tree)] if tree else []
+    for table, cols in list(PHYSICAL.items()) + ([] if feb_in else [("pt_feb", PHYSICAL["pt"])]):
         cur.execute(f"SELECT {', '.join(c + '::text' for c in cols.split(', '))} "
-                    f"FROM {PHYSICAL_READ[table].replace('{s}', schema)} ORDER BY {cols}")
+                    f"FROM {PHYSICAL_READ.get(table, '{s}.' + table).replace('{s}', schema)} ORDER BY {cols}")
         rows = cur.fetchall()
         if rows:
             out.append((table, [list(r) for r in rows]))

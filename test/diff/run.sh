@@ -59,7 +59,9 @@ if ! bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"; then
     exit 1
 fi
 chmod 755 "$DIR"
-if ! "$PGBIN/psql" -X -q -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB" ||
+# decoding spills transactions of more than 64kB to disk: the bulk changes do
+if ! "$PGBIN/psql" -X -q -o /dev/null -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB" \
+        -c "ALTER SYSTEM SET logical_decoding_work_mem = '64kB'" -c "SELECT pg_reload_conf()" ||
    ! "$PGBIN/psql" -X -q -h "$DIR" -p "$PORT" -U postgres -d "$DB" -c "CREATE EXTENSION materialized_table"; then
     exit 1
 fi
