@@ -45,6 +45,7 @@
 #include "commands.h"
 #include "continuous_aggregates.h"
 #include "continuous_analysis.h"
+#include "continuous_flatten.h"
 
 const char *
 mt_strategy_name(MtStrategy strategy)
@@ -282,6 +283,32 @@ full_analysis(Oid viewid, Query *q, const char *reason)
 	return a;
 }
 
+/* The relations read by the subqueries in q's expressions (SubLinks). */
+static bool
+sublink_relations_walker(Node *node, RelationCollector *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink))
+	{
+		(void) collect_relations_walker(((SubLink *) node)->subselect, c);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, sublink_relations_walker, c,
+								 QTW_IGNORE_RT_SUBQUERIES);
+	return expression_tree_walker(node, sublink_relations_walker, c);
+}
+
+static RelationCollector
+sublink_relations(Query *q)
+{
+	RelationCollector c = {0};
+
+	(void) query_tree_walker(q, sublink_relations_walker, &c, QTW_IGNORE_RT_SUBQUERIES);
+	return c;
+}
+
 /* ---------------------------------------------------------------------
  * Shape checks
  * ---------------------------------------------------------------------
@@ -293,27 +320,48 @@ unsupported_shape(Oid viewid, Query *q)
 {
 	ListCell   *lc;
 
-	if (q->setOperations)
-		return "the query combines results with a set operation";
+	/* what continuous_flatten.c could not read as subqueries */
 	if (q->cteList)
-		return "the query uses WITH";
-	if (q->hasWindowFuncs)
-		return "the query uses window functions";
-	if (q->hasTargetSRFs)
-		return "the query uses set-returning functions";
-	if (q->hasSubLinks)
-		return "the query uses subqueries in expressions";
-	if (q->limitCount || q->limitOffset)
-		return "the query uses LIMIT or OFFSET";
+		return "the query uses a WITH query that is RECURSIVE, MATERIALIZED or data-modifying, or reads another";
+	if (q->setOperations)
+	{
+		/* UNION, INTERSECT, EXCEPT: what its branches are */
+		if (q->limitCount || q->limitOffset)
+			return "the query uses LIMIT or OFFSET over a set operation";
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+			const char *why;
+
+			if (rte->rtekind != RTE_SUBQUERY)
+				continue;
+			if (rte->subquery->limitCount || rte->subquery->limitOffset)
+				return "a branch of the set operation uses LIMIT or OFFSET";
+			if ((why = unsupported_shape(viewid, rte->subquery)) != NULL)
+				return why;
+		}
+		return NULL;
+	}
+	/* subqueries in expressions: a change of what they read recomputes all */
+	if (q->hasSubLinks && sublink_relations(q).untrackable)
+		return "the query uses subqueries in expressions that read a view, a foreign table, a temporary or unlogged table, or a materialized view";
 	if (q->groupingSets)
 		return "the query uses grouping sets";
-	if (q->hasDistinctOn)
-		return "the query uses DISTINCT ON";
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
-		if (rte->rtekind == RTE_JOIN || is_view_self(rte, viewid))
+		/* RTE_RESULT: a subquery merged into the query */
+		if (rte->rtekind == RTE_JOIN || rte->rtekind == RTE_RESULT || is_view_self(rte, viewid))
+			continue;
+
+		/*
+		 * Functions (unnest(t.tags), LATERAL or not) and VALUES: their rows
+		 * follow from the rows they are joined with, or are constants (a
+		 * function whose result can change is refused below)
+		 */
+		if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC ||
+			rte->rtekind == RTE_VALUES)
 			continue;
 		if (rte->rtekind != RTE_RELATION)
 			return "the query reads from a subquery or a function";
@@ -780,6 +828,9 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	rows->groupDistinct = false;
 	rows->havingQual = NULL;
 	rows->sortClause = NIL;
+	rows->limitCount = NULL;
+	rows->limitOffset = NULL;
+	rows->limitOption = LIMIT_OPTION_DEFAULT;
 	return rows;
 }
 
@@ -912,7 +963,8 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->distinctClause || q->groupingSets ||
+	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
+		q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
@@ -1031,6 +1083,33 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Is tle in the PARTITION BY of every window of q?  Then the rows with
+ * some values of it are computed from rows with those values alone, and
+ * recomputing them recomputes whole partitions.
+ */
+static bool
+partitions_every_window(Query *q, TargetEntry *tle)
+{
+	ListCell   *lc;
+
+	if (tle->ressortgroupref == 0)
+		return false;
+	foreach(lc, q->windowClause)
+	{
+		WindowClause *wc = lfirst(lc);
+		ListCell   *lp;
+		bool		found = false;
+
+		foreach(lp, wc->partitionClause)
+			if (((SortGroupClause *) lfirst(lp))->tleSortGroupRef == tle->ressortgroupref)
+				found = true;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* Whether a change of relid recomputes the whole table (one use names no key) */
 static bool
 relid_read_whole(MtAnalysis *a, Oid relid)
@@ -1047,32 +1126,40 @@ relid_read_whole(MtAnalysis *a, Oid relid)
 	return false;
 }
 
-static MtAnalysis *
-analyze_query_view(Oid viewid, Oid relid)
+/*
+ * Add to a the uses of q's relations, each with the result columns its
+ * changed rows name (names: q's result columns, in order).  A set
+ * operation's branches each name the result columns by position: the
+ * rows with some values of a result column come from branch rows with
+ * those values alone.  Returns whether some use names a key.  g: q's graph.
+ */
+static bool
+add_uses(Graph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 {
-	Relation	view = table_open(viewid, AccessShareLock);
-	Query	   *q = copyObject(get_view_query(view));
-	const char *why;
-	MtAnalysis *a;
-	Graph		g = {0};
 	List	   *candidates = NIL;	/* VarRef of key candidates, with ... */
 	List	   *candidate_names = NIL;	/* ... their result column names */
 	ListCell   *lc;
 	ListCell   *lr;
-	List	   *told = NIL;		/* relations said to recompute the table */
 	int			rtindex;
+	int			position = 0;
 	bool		any_keyed = false;
 
-	table_close(view, AccessShareLock);
+	if (q->setOperations)
+	{
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+			Graph		branch = {0};
 
-	why = unsupported_shape(viewid, q);
-	if (why)
-		return full_analysis(viewid, q, why);
-
-	a = palloc0(sizeof(MtAnalysis));
-	g.q = q;
-	g.nullable = palloc0(sizeof(bool) * (list_length(q->rtable) + 1));
-	walk_jointree(&g, (Node *) q->jointree, false);
+			if (rte->rtekind != RTE_SUBQUERY)
+				continue;
+			branch.q = rte->subquery;
+			branch.nullable = palloc0(sizeof(bool) * (list_length(rte->subquery->rtable) + 1));
+			walk_jointree(&branch, (Node *) rte->subquery->jointree, false);
+			any_keyed |= add_uses(&branch, rte->subquery, viewid, names, a);
+		}
+		return any_keyed;
+	}
 
 	/* key candidates: plain columns of relations no outer join can null */
 	foreach(lc, q->targetList)
@@ -1083,16 +1170,23 @@ analyze_query_view(Oid viewid, Oid relid)
 
 		if (tle->resjunk)
 			continue;
+		position++;
 		if ((q->hasAggs || q->groupClause) && tle->ressortgroupref == 0)
 			continue;
+		if (q->hasWindowFuncs && !partitions_every_window(q, tle))
+			continue;
+		/* DISTINCT ON (a): the row kept for some a is one of a's rows */
+		if (q->hasDistinctOn &&
+			!get_sortgroupref_clause_noerr(tle->ressortgroupref, q->distinctClause))
+			continue;
 		var = base_var(q, (Node *) tle->expr);
-		if (var == NULL || g.nullable[var->varno])
+		if (var == NULL || g->nullable[var->varno])
 			continue;
 		ref = palloc(sizeof(VarRef));
 		ref->varno = var->varno;
 		ref->attno = var->varattno;
 		candidates = lappend(candidates, ref);
-		candidate_names = lappend(candidate_names, pstrdup(tle->resname));
+		candidate_names = lappend(candidate_names, pstrdup(list_nth(names, position - 1)));
 	}
 
 	/* one use per occurrence of a base relation */
@@ -1118,7 +1212,7 @@ analyze_query_view(Oid viewid, Oid relid)
 		for (attno = 1; attno <= natts; attno++)
 		{
 			VarRef		start = {rtindex, attno};
-			List	   *reach = reachable(&g, start);
+			List	   *reach = reachable(g, start);
 
 			foreach(lr, reach)
 			{
@@ -1144,6 +1238,56 @@ analyze_query_view(Oid viewid, Oid relid)
 		foreach(lr, use->key_columns)
 			a->keys = list_append_unique(a->keys, lfirst(lr));
 	}
+
+	/*
+	 * What subqueries in expressions read names no key: EXISTS (...), IN
+	 * (...) or a scalar subquery may give another value for any row
+	 */
+	if (q->hasSubLinks)
+		foreach(lc, sublink_relations(q).relids)
+		{
+			MtSourceUse *use = palloc0(sizeof(MtSourceUse));
+
+			use->relid = lfirst_oid(lc);
+			use->inh = true;	/* (the collector does not tell ONLY apart) */
+			use->full = true;
+			use->family = list_length(a->uses);
+			a->uses = lappend(a->uses, use);
+		}
+	return any_keyed;
+}
+
+static MtAnalysis *
+analyze_query_view(Oid viewid, Oid relid)
+{
+	Relation	view = table_open(viewid, AccessShareLock);
+	Query	   *q = copyObject(get_view_query(view));
+	const char *why;
+	MtAnalysis *a;
+	Graph		g = {0};
+	List	   *names;
+	ListCell   *lc;
+	ListCell   *lr;
+	List	   *told = NIL;		/* relations said to recompute the table */
+	bool		any_keyed;
+
+	table_close(view, AccessShareLock);
+
+	q = mt_flatten_from_subqueries(q);
+	why = unsupported_shape(viewid, q);
+	if (why)
+		return full_analysis(viewid, q, why);
+
+	a = palloc0(sizeof(MtAnalysis));
+	g.q = q;
+	g.nullable = palloc0(sizeof(bool) * (list_length(q->rtable) + 1));
+	walk_jointree(&g, (Node *) q->jointree, false);
+
+	names = NIL;
+	foreach(lc, q->targetList)
+		if (!((TargetEntry *) lfirst(lc))->resjunk)
+			names = lappend(names, ((TargetEntry *) lfirst(lc))->resname);
+	any_keyed = add_uses(&g, q, viewid, names, a);
 
 	if (try_deltas(&g, q, a))
 	{
@@ -1192,9 +1336,16 @@ analyze_query_view(Oid viewid, Oid relid)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
 		}
+		if (a->topk)
+			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
+								 a->reason);
 	}
+	else if (q->limitCount || q->limitOffset)
+		return full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum and avg that deltas maintain)");
 	else if (q->hasAggs && q->groupClause == NIL)
 		return full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
+	else if (!any_keyed && q->hasWindowFuncs)
+		return full_analysis(viewid, q, "no result column is in the PARTITION BY of every window function, so no change names the rows it affects");
 	else if (!any_keyed)
 		return full_analysis(viewid, q, "no change of a source names key values of the result");
 	else
