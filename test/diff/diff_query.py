@@ -100,7 +100,7 @@ class Gen:
     def table_rel(self, table=None, avoid=()):
         r = self.r
         if table is None:
-            if "v" not in avoid and self.chance(0.06):
+            if "v" not in avoid and self.chance(0.03):
                 table = "v"
             else:
                 table = r.choice([t for t in ["t1", "t2", "t3", "p", "pt"] if t not in avoid] or ["t1"])
@@ -507,7 +507,12 @@ class Gen:
                 if self.chance(0.3) and not f.endswith("()"):
                     ob = ""          # the whole partition
             wins.append((f"{f} OVER ({' '.join(x for x in (pb, ob) if x)}{frame})", k, None))
-        its = self.items([rel], 1, 3, plain=0.9) + wins
+        its = self.items([rel], 1, 3, plain=0.9)
+        if pb and part.expr not in [e for e, _, _ in its] and self.chance(0.7):
+            # the partition shown: a change names the partitions it touches
+            its.insert(0, (part.expr, part.kind, part.domain))
+            tags.add("window:partition_shown")
+        its += wins
         sl, outs = self.select_list(its)
         return Core(f"SELECT {sl} FROM {rel.sql}" + (f" WHERE {self.pred(cols)}" if self.chance(0.4) else ""),
                     outs, tags)
@@ -606,8 +611,10 @@ class Gen:
         """1 - 2 group keys, plain columns or expressions: [(sql, kind, domain)]."""
         r = self.r
         out = []
+        cands = [c for c in cols if c.kind != "float"]
         for _ in range(r.choice([1, 1, 1, 2])):
-            c = r.choice([c for c in cols if c.kind != "float"])
+            # numerics more often: equal values of several displays need care (1.5 = 1.50)
+            c = r.choices(cands, [3 if c.kind in ("num", "numf") else 1 for c in cands])[0]
             e = c.expr
             opts = {
                 "int": [(e, "int", c.domain), (f"{e} % 3", "int", None), (f"coalesce({e}, -1)", "int", c.domain),
@@ -631,14 +638,14 @@ class Gen:
                 out.append(g)
         return out
 
-    def delta_query(self, rels, from_sql, conds, tags, global_=False):
+    def delta_query(self, rels, from_sql, conds, tags, global_=False, keys_shown=False):
         r = self.r
         cols = self.cols_of(rels)
         keys = [] if global_ else self.delta_group_keys(cols, tags)
         aggs = [self.delta_agg(cols, tags) for _ in range(r.randint(1, 3))]
         if self.chance(0.35):
             aggs.append(self.delta_expression(cols, tags))
-        hidden = keys and self.chance(0.1)     # grouped by a column it does not show
+        hidden = keys and not keys_shown and self.chance(0.1)     # grouped by a column it does not show
         items = ([] if hidden else list(keys)) + [(a, k, None) for a, k in aggs]
         sl, outs = self.select_list(items)
         q = f"SELECT {sl} FROM {from_sql}{self.where(rels, conds, 0.5)}"
@@ -1030,16 +1037,27 @@ class Gen:
     def topk(self):
         """ORDER BY output columns LIMIT n [OFFSET m] over another shape."""
         r = self.r
-        kind = r.choice(["filter", "join", "group", "setop"])
+        kind = r.choice(["filter", "join", "group", "setop", "deltas", "deltas"])
+
+        def deltas():
+            sql, rels, tags, conds = self.from_clause(1)
+            return self.delta_query(rels, sql, conds, tags, keys_shown=True)
         core = {"filter": self.core_filter, "join": lambda: self.core_join(2, outer=0.3),
-                "group": lambda: self.core_group(1, having=0.1), "setop": self.core_setop}[kind]()
+                "group": lambda: self.core_group(1, having=0.1), "setop": self.core_setop,
+                "deltas": deltas}[kind]()
         outs = [o for o in core.outputs if o[1] != "float"]
         keys = r.sample(outs, min(len(outs), r.choice([1, 1, 2])))
         ob = ", ".join(f"{k[0]}{r.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}" for k in keys)
         lim = r.choice([1, 3, 5, 10])
         off = r.choice([0, 0, 0, 2, 4])
-        tail = f" ORDER BY {ob}" + (f" LIMIT {lim}" if self.chance(0.9) else "") + (f" OFFSET {off}" if off else "")
         tags = core.tags | {"topk", "topk:" + kind} | ({"topk:offset"} if off else set())
+        if self.chance(0.25):
+            # every row tied with the last one: with no OFFSET, one answer only
+            tail = f" ORDER BY {ob}" + (f" OFFSET {off} ROWS" if off else "") + f" FETCH FIRST {lim} ROWS WITH TIES"
+            tags.add("topk:with_ties")
+            return Query(0, "topk", core.sql + tail, core.outputs, tags, "ties" if off else "exact",
+                         [k[0] for k in keys], core.sql)
+        tail = f" ORDER BY {ob}" + (f" LIMIT {lim}" if self.chance(0.9) else "") + (f" OFFSET {off}" if off else "")
         return Query(0, "topk", core.sql + tail, core.outputs, tags, "ties", [k[0] for k in keys], core.sql)
 
     def distinct_on(self):

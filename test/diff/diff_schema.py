@@ -86,6 +86,8 @@ TEXTS = ["a", "a", "A", "b", "B", "ab", "Ab", "c", "", "x y"]
 # -m), so that a group of them, DISTINCT, min and max have one display (a
 # query grouping 2.5 with 2.50 could show either).
 NUMS = ["1.5", "2.25", "0.125", "3", "10.0", "-1.75", "2.50", "7"]
+# values that come with changes only: groups the initial data does not have
+NUMS_LATER = ["4.50", "0.10", "20.0", "-3.250"]
 NUMS_SQL = "(ARRAY[" + ", ".join(NUMS) + ", NULL])"
 
 
@@ -114,12 +116,14 @@ def text(rng, null=0.12):
     return None if rng.random() < null else rng.choice(TEXTS)
 
 
-def num(rng, null=0.1):
+def num(rng, null=0.1, initial=False):
     r = rng.random()
     if r < null:
         return None
     if r < null + 0.03:
         return "NaN"                 # a sum of it is NaN (the engine recomputes)
+    if not initial and r > 0.75:
+        return rng.choice(NUMS_LATER)
     return rng.choice(NUMS)
 
 
@@ -159,13 +163,14 @@ class Ids:
         return v
 
 
-def row(rng, table, ident):
-    """The values of a new row of a physical table."""
+def row(rng, table, ident, initial=False):
+    """The values of a new row of a physical table (initial: of the initial data)."""
     if table == "t1":
-        return [ident, small(rng), small(rng, 0.3), numf(rng, 2, 100, nan=0.02), num(rng), text(rng), day(rng),
+        return [ident, small(rng), small(rng, 0.3), numf(rng, 2, 100, nan=0.02), num(rng, initial=initial),
+                text(rng), day(rng),
                 stamp(rng)]
     if table == "t2":
-        return [small(rng), small(rng), num(rng), text(rng), stamp(rng, tz=True)]
+        return [small(rng), small(rng), num(rng, initial=initial), text(rng), stamp(rng, tz=True)]
     if table == "t3":
         t1_id = None if rng.random() < 0.1 else rng.randint(1, 48)
         return [ident, t1_id, small(rng), numf(rng, 3, 20), text(rng), day(rng)]
@@ -191,8 +196,8 @@ def insert(table, rows, conflict=False):
 def initial_data(rng):
     """The statements that fill the sources: ids 1 - 40 of each."""
     out = []
-    out.append(insert("t1", [row(rng, "t1", i) for i in range(1, 41)]))
-    rows = [row(rng, "t2", None) for _ in range(32)]
+    out.append(insert("t1", [row(rng, "t1", i, True) for i in range(1, 41)]))
+    rows = [row(rng, "t2", None, True) for _ in range(32)]
     rows += [list(rng.choice(rows)) for _ in range(8)]    # exact duplicates
     out.append(insert("t2", rows))
     out.append(insert("t3", [row(rng, "t3", i) for i in range(1, 41)]))

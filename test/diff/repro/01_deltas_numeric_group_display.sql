@@ -1,4 +1,6 @@
--- Found by the differential test (seed 20, q0229, shape deltas_join).
+-- Found by the differential test: seed 20 q0307 (CI mode, shape
+-- deltas_group); earlier generators found it as seed 20 q0229 (deltas_join)
+-- and seed 7 q1070 (long mode).
 --
 -- A DELTAS table grouped by a numeric of no declared scale (a column, or
 -- an expression such as m * 2) shows a group that adjustments created with
@@ -12,7 +14,7 @@
 --    t     | table | 2.50 | 1        t     | query | 2.50 | 1
 --    t2    | table | 5.00 | 1        t2    | query | 5.00 | 1
 --    join  | table | 2.50 | 1        join  | query | 2.50 | 1
--- Got (main at a570a95): the tables hold 2.5, 5 and 2.5.
+-- Got (main at a570a95 and at fc97965): the tables hold 2.5, 5 and 2.5.
 --
 -- psql -X -f test/diff/repro/01_deltas_numeric_group_display.sql
 \set ON_ERROR_STOP 1
