@@ -18,6 +18,13 @@
 #   7. backup       test/backup/*.sh                       (clusters of their own)
 #   8. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 8)
+#   8. diff         test/diff/run.sh, CI mode              (a cluster of its own,
+#                                                           on MT_TEST_PORT + 9)
+#
+# The differential test (8) checks random queries as CONTINUOUS tables
+# against the queries themselves after random changes of their sources; in
+# CI mode (fixed seed) it takes about 2 - 3 minutes on 2 cores.  A longer
+# run by hand: MT_DIFF_QUERIES=1500 MT_DIFF_SEED=n bash test/diff/run.sh.
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
@@ -224,6 +231,27 @@ else
     # the distinct failures, each with its seed, session and statement index
     sed -n '/^=== [0-9]* distinct failure/,$p' "$FUZZ_LOG"
     record fuzz "FAIL (log: $FUZZ_LOG, reproducers: $DIR/fuzz/out)"
+fi
+
+# --- 8. differential test ---------------------------------------------------------
+# CI mode (fixed seed; see test/diff/mt_diff.py): random queries as
+# CONTINUOUS tables, each checked against its query after random change
+# batches; failures shrunk to reproducers.  A cluster of its own, one port
+# further up.
+say "diff: test/diff/run.sh (its own cluster on port $((PORT + 9)))"
+DIFF_LOG=$DIR/diff.log
+if MT_DIFF_PORT=$((PORT + 9)) MT_DIFF_DIR=$DIR/diff bash test/diff/run.sh >"$DIFF_LOG" 2>&1; then
+    grep -E '^mt_diff: [0-9]+ queries' "$DIFF_LOG" | tail -1
+    record diff PASS
+else
+    # each failed table: its query, maintenance, differing rows, shrunk batch
+    # (or the end of the log, if the test itself did not get that far)
+    if grep -q '^=== [0-9]* failed tables' "$DIFF_LOG"; then
+        sed -n '/^=== [0-9]* failed tables/,$p' "$DIFF_LOG"
+    else
+        tail -30 "$DIFF_LOG"
+    fi
+    record diff "FAIL (log: $DIFF_LOG, reproducers: $DIR/diff/out)"
 fi
 
 # --- summary ---------------------------------------------------------------------
