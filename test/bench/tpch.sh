@@ -3,8 +3,8 @@
 # tables, each cycle that applies a 1% change of lineitem against REFRESH
 # MATERIALIZED VIEW of the same query.
 #
-#   bash test/bench/tpch.sh                      SF 0.01, then SF 0.1
-#   MT_TPCH_SF=0.01 bash test/bench/tpch.sh      the quick run (~5 min)
+#   bash test/bench/tpch.sh                      SF 0.01, then SF 0.1 (~6 min)
+#   MT_TPCH_SF=0.01 bash test/bench/tpch.sh      the quick run (~1.5 min)
 #
 # Not part of test/run.sh; prints figures and ratios against baselines
 # measured in the same run, and never fails on timing.  It fails (exit 1,
@@ -39,15 +39,20 @@
 #      a fresh session; then the table compared with its query, EXCEPT ALL
 #      both ways: any difference is printed as a MISMATCH with its rows.
 #   3. DROP both; wait until the worker has dropped the slot.
-# Cycle ms is the whole cycle of the worker that applied the change, from
-# the start of its decoding to its return to idle after its commits, as
-# pg_stat_activity shows them (round.sql).  History ms, the sum of the
-# table's refresh_history durations of that cycle, leaves decoding out
-# (and with it the work of tables that fold changes as they are decoded)
-# and the commits: it is shown beside, not used for the speedup.  Speedup =
-# RMV ms / cycle ms, of the medians over the rounds; the median speedup is
-# over the queries.  VACUUM before each change leaves every row version
-# the cycle and the view's refresh read hinted but the change's own.
+# Columns: rows = rows the change inserted, updated or deleted; cycle ms =
+# the whole cycle of the worker that applied it, from the start of its
+# decoding to its return to idle after its commits, as pg_stat_activity
+# shows them (round.sql); decode ms = the part of it before the worker
+# turned to the table (decoding, with the work of tables that fold or key
+# changes as they are decoded); history ms = the sum of the table's
+# refresh_history durations of that cycle: its apply alone, without
+# decoding and commits, so it is shown beside, not used for the speedup;
+# RMV ms = REFRESH MATERIALIZED VIEW; speedup = RMV ms / cycle ms, of the
+# medians over the rounds (the median speedup is over the queries);
+# visible ms = from the change's commit to the end of the cycle, the wait
+# for the worker's next cycle included.  VACUUM before each change leaves
+# every row version the cycle and the view's refresh read hinted but the
+# change's own.
 #
 # With MT_TPCH_BARE, queries are also run without their final ORDER BY /
 # LIMIT ("bare" rows of the table, Q03b ...): by default those with a
@@ -153,7 +158,7 @@ check() {
 # and appends the per-round figures to $OUT/rounds.tsv
 run_query() {
     local n=$1 variant=$2 sf=$3 name query kind maint detail r
-    local -a cyc=() hist=() rmv=() vis=()
+    local -a cyc=() dec=() hist=() rmv=() vis=()
     name=q$(printf %02d "$n")
     [ "$variant" = bare ] && name=${name}b
     query=$(query_text "$n" "$variant" "$sf")
@@ -180,8 +185,8 @@ run_query() {
         fi
         q "VACUUM ANALYZE $name" >/dev/null
         q "CHECKPOINT" >/dev/null
-        local changed cycle_ms exact history_ms history_runs visible_ms err rmv_ms d
-        IFS='|' read -r changed cycle_ms exact history_ms history_runs visible_ms err < <(
+        local changed cycle_ms exact decode_ms history_ms history_runs visible_ms err rmv_ms d
+        IFS='|' read -r changed cycle_ms exact decode_ms history_ms history_runs visible_ms err < <(
             "${PSQL[@]}" -At -c "CALL tpch_round('$kind', $CHANGE, '$name')")
         rmv_ms=$("${PSQL[@]}" -c '\timing on' -c "REFRESH MATERIALIZED VIEW ${name}_rmv" | ms)
         d=$(check "$name" "$query" "SF $sf $name round $r")
@@ -193,29 +198,31 @@ run_query() {
         fi
         [ -n "$err" ] && failed="$err"
         rows_changed=$changed
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
-            "$cycle_ms" "$exact" "$history_ms" "$history_runs" "$visible_ms" "$rmv_ms" >>"$OUT/rounds.tsv"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
+            "$cycle_ms" "$exact" "$decode_ms" "$history_ms" "$history_runs" "$visible_ms" "$rmv_ms" >>"$OUT/rounds.tsv"
         cyc+=("$cycle_ms") hist+=("${history_ms:-0}") rmv+=("$rmv_ms") vis+=("$visible_ms")
+        [ -n "$decode_ms" ] && dec+=("$decode_ms")
     done
     "${PSQL[@]}" -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE $name')" \
         -c "DROP MATERIALIZED VIEW ${name}_rmv" >/dev/null
     wait_no_slot
-    local m_cyc m_hist m_rmv m_vis
+    local m_cyc m_dec=- m_hist m_rmv m_vis
     m_cyc=$(printf '%s\n' "${cyc[@]}" | median)
+    [ "${#dec[@]}" = 0 ] || m_dec=$(printf '%s\n' "${dec[@]}" | median | awk '{printf "%.1f", $1}')
     m_hist=$(printf '%s\n' "${hist[@]}" | median)
     m_rmv=$(printf '%s\n' "${rmv[@]}" | median)
     m_vis=$(printf '%s\n' "${vis[@]}" | median)
     local verdict=ok
     [ "$diffs" != 0 ] && verdict="MISMATCH ($diffs rows)"
     [ -n "$failed" ] && verdict="FAILED: $failed"
-    printf '%-5s %-15s %-9s %8s %10.1f %10.1f %10.1f %9s %10.0f  %s\n' "$name" "$maint" "$kind" \
-        "$rows_changed" "$m_cyc" "$m_hist" "$m_rmv" "$(ratio "$m_rmv" "$m_cyc")" "$m_vis" "$verdict" |
+    printf '%-5s %-15s %-9s %6s %9.1f %9s %10.1f %9.1f %8s %10.0f  %s\n' "$name" "$maint" "$kind" \
+        "$rows_changed" "$m_cyc" "$m_dec" "$m_hist" "$m_rmv" "$(ratio "$m_rmv" "$m_cyc")" "$m_vis" "$verdict" |
         tee -a "$OUT/table_$sf.txt"
     printf '%s\n' "$(ratio "$m_rmv" "$m_cyc")" >>"$OUT/speedups_$sf.txt"
 }
 
 echo "=== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); scale factors $SFS; $ROUNDS rounds per query; figures in $OUT"
-printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\thistory_ms\thistory_runs\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
+printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\tdecode_ms\thistory_ms\thistory_runs\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
 : >"$OUT/maintenance.tsv"
 for sf in $SFS; do
     echo
@@ -232,8 +239,8 @@ for sf in $SFS; do
     echo "    orders matching Q13's '%special%requests%': $(q "SELECT round(100.0 * count(*) FILTER (
         WHERE o_comment LIKE '%special%requests%') / count(*), 2) FROM orders")%;" \
         "suppliers with Customer...Complaints (Q16): $(q "SELECT count(*) FROM supplier WHERE s_comment LIKE '%Customer%Complaints%'")"
-    printf '%-5s %-15s %-9s %8s %10s %10s %10s %9s %10s  %s\n' query maintenance change rows "cycle ms" \
-        "history ms" "RMV ms" speedup "visible ms" check | tee "$OUT/table_$sf.txt"
+    printf '%-5s %-15s %-9s %6s %9s %9s %10s %9s %8s %10s  %s\n' query maintenance change rows "cycle ms" \
+        "decode ms" "history ms" "RMV ms" speedup "visible ms" check | tee "$OUT/table_$sf.txt"
     : >"$OUT/speedups_$sf.txt"
     for n in $QUERIES; do
         run_query "$n" spec "$sf"

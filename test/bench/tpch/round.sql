@@ -14,6 +14,10 @@
 --                "decoding changes" (it was shorter than a poll): then the
 --                last poll that saw the worker idle stands for it, which
 --                makes cycle_ms up to one poll (1 ms) too long
+--   decode_ms    from the cycle's start to the worker's "maintaining" the
+--                table (decoding, and the wait for the decoded transactions
+--                to be visible); NULL when that was not seen (an apply
+--                shorter than a poll, 2 ms) or the start was not exact
 --   history_ms   the sum of the durations in refresh_history of the
 --                table's CONTINUOUS runs after the change (what the
 --                extension records: its apply of the table alone)
@@ -31,6 +35,7 @@ CREATE OR REPLACE PROCEDURE tpch_round(kind text, fraction float8, tbl regclass,
                                        INOUT changed bigint DEFAULT NULL,
                                        INOUT cycle_ms float8 DEFAULT NULL,
                                        INOUT cycle_start_exact boolean DEFAULT NULL,
+                                       INOUT decode_ms float8 DEFAULT NULL,
                                        INOUT history_ms float8 DEFAULT NULL,
                                        INOUT history_runs int DEFAULT NULL,
                                        INOUT visible_ms float8 DEFAULT NULL,
@@ -76,9 +81,15 @@ BEGIN
                     EXIT;
                 END IF;
                 in_cycle := false;
+                decode_ms := NULL;
             END IF;
             idle_seen := polled_at;
-        ELSIF NOT in_cycle THEN
+        ELSIF in_cycle THEN
+            IF decode_ms IS NULL AND cycle_start_exact AND w_change > cycle_start
+               AND w_query = 'materialized_table: maintaining ' || (SELECT relname FROM pg_class WHERE oid = tbl) THEN
+                decode_ms := extract(epoch FROM w_change - cycle_start) * 1000;
+            END IF;
+        ELSE
             -- a cycle (or what of it is left) after the commit
             in_cycle := true;
             cycle_start_exact := w_query = 'materialized_table: decoding changes'
@@ -91,8 +102,8 @@ BEGIN
             EXIT;
         END IF;
         -- often while waiting for the cycle, so that its start is seen;
-        -- seldom during it, which shares the machine with this loop
-        PERFORM pg_sleep(CASE WHEN in_cycle THEN 0.005 ELSE 0.001 END);
+        -- less often during it, which shares the machine with this loop
+        PERFORM pg_sleep(CASE WHEN in_cycle THEN 0.002 ELSE 0.001 END);
     END LOOP;
     SELECT sum(extract(epoch FROM duration) * 1000) FILTER (WHERE status = 'SUCCEEDED'),
            count(*) FILTER (WHERE status = 'SUCCEEDED'),
