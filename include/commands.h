@@ -70,6 +70,8 @@ extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestleve
 extern void mt_spi_exec(const char *sql, int expected);
 extern List *mt_spi_oids(const char *sql, Oid arg);
 extern List *mt_leaf_relations(Oid relid);
+extern List *mt_ancestor_relations(Oid relid);
+extern char *mt_query_text(Query *q);
 extern char *mt_storage_options_sql(List *options);
 extern bool mt_is_storage_option(const char *key);
 extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,

@@ -11,10 +11,13 @@
  *				columns of a select-project-join query, reached through
  *				equi-join conditions); the rows with those values are
  *				recomputed from the query.  Idempotent.
- *	  DELTAS	GROUP BY over one table or inner joins, whose aggregates are
- *				count, sum and avg of exact types: per-group counters kept
- *				in a hidden state table are adjusted by the changed rows
- *				of one source (through the join: joined with the other
+ *	  DELTAS	aggregates over one table or inner joins, grouped by result
+ *				columns (plain or expressions) or global, whose aggregates
+ *				are count, sum and avg of exact types, with FILTER, read
+ *				anywhere in the result's expressions and HAVING (see
+ *				continuous_aggregates.c): per-group counters kept in a
+ *				hidden state table are adjusted by the changed rows of
+ *				one source (through the join: joined with the other
  *				sources' current rows), which are never read again;
  *				changes of the other sources name groups to recompute,
  *				as KEYS does.  Applied exactly once (see
@@ -44,6 +47,8 @@ typedef enum MtStrategy
 typedef struct MtSourceUse
 {
 	Oid			relid;			/* source relation (a table, never a partition) */
+	bool		inh;			/* read with its partitions or inheritance
+								 * children, whose changes count too */
 	bool		full;			/* any change: recompute everything */
 	int			family;			/* change-log family of its keys */
 	List	   *attnums;		/* int: source columns ... */
@@ -58,18 +63,34 @@ typedef enum MtAggKind
 	MT_AGG_AVG
 } MtAggKind;
 
-/* An aggregate maintained by deltas. */
+/*
+ * An aggregate maintained by deltas: count(*), count(x), sum(x) or avg(x),
+ * its FILTER folded into its argument (count(*) FILTER (WHERE c) is
+ * count(CASE WHEN c THEN true END)).
+ */
 typedef struct MtDeltaAgg
 {
 	MtAggKind	kind;
 	Expr	   *arg;			/* NULL for count(*); over the source row
 								 * unless delta_join */
 	Oid			sum_type;		/* type of the kept sum */
-	char	   *output;			/* result column */
+	Oid			agg_type;		/* the aggregate's result type */
+	List	   *scales;			/* int: for a numeric argument of no
+								 * declared scale, the display scales its
+								 * values can have (see continuous_aggregates.c) */
+	char	   *output;			/* result column it is alone, or NULL */
 	Oid			output_type;
 	Oid			arg_relid;		/* the argument is this table's column ... */
 	AttrNumber	arg_attnum;		/* ... or InvalidAttrNumber */
 } MtDeltaAgg;
+
+/* A result column of a DELTAS table, computed from its group's state. */
+typedef struct MtDeltaOutput
+{
+	char	   *name;
+	Expr	   *expr;			/* over Var(1, n): the n-th group column,
+								 * then the aggregates' values, in order */
+} MtDeltaOutput;
 
 typedef struct MtAnalysis
 {
@@ -88,6 +109,10 @@ typedef struct MtAnalysis
 	List	   *group_exprs;	/* Expr over the source row, in group order */
 	List	   *group_outputs;	/* char *: their result columns */
 	List	   *aggs;			/* MtDeltaAgg */
+	List	   *outputs;		/* MtDeltaOutput, in the result's order */
+	Node	   *having;			/* HAVING, over the same Vars; or NULL */
+	bool		plain_outputs;	/* each output is a group column or one
+								 * aggregate alone, and no HAVING */
 	char	   *rows_sql;		/* the rows before aggregation: group
 								 * columns, then __mt_arg_<n> */
 	char	   *changes_sql;	/* with delta_join: the same rows for the

@@ -83,16 +83,32 @@ SELECT materialized_table.execute($$
     AS SELECT g, sum(w) AS total FROM cont.s GROUP BY g;
   CREATE MATERIALIZED TABLE k_float_sum FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, sum(f) AS total FROM cont.s GROUP BY g$$);
--- ... and aggregates with DISTINCT, FILTER or ORDER BY, and HAVING
+-- ... and aggregates with DISTINCT, and HAVING over another aggregate
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_agg_options FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, count(DISTINCT b) AS kinds, count(*) FILTER (WHERE b) AS bs FROM cont.s GROUP BY g;
   CREATE MATERIALIZED TABLE k_having FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g HAVING count(*) > 4$$);
--- a grouping expression that is not a plain column is no key
+    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g HAVING max(v) > 4$$);
+-- deltas for the rest: HAVING over counts and sums, FILTER, ORDER BY
+-- inside an aggregate, expressions over aggregates, grouping by an
+-- expression (kept in the table's own rows), numeric expressions whose
+-- display scale the query tells, and global aggregates (one row, with or
+-- without rows), also over a join
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE f_group_expr FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT g + 1 AS g1, count(*) AS n FROM cont.s GROUP BY g + 1$$);
+  CREATE MATERIALIZED TABLE d_having FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n FROM cont.s GROUP BY g HAVING count(*) > 4 AND sum(v) > 0;
+  CREATE MATERIALIZED TABLE d_filter FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) FILTER (WHERE b) AS bs, sum(v ORDER BY id) FILTER (WHERE v > 3) AS big FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE d_expressions FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(v) * 1.0 / count(*) AS mean, count(*) - count(f) AS no_f FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE d_group_expr FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g + 1 AS g1, count(*) AS n FROM cont.s GROUP BY g + 1;
+  CREATE MATERIALIZED TABLE d_scales FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(v * 1.5) AS x, avg(CASE WHEN b THEN v * 0.25 ELSE v END) AS y FROM cont.s GROUP BY g;
+  CREATE MATERIALIZED TABLE d_global FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT count(*) AS n, sum(v) AS total FROM cont.s;
+  CREATE MATERIALIZED TABLE d_global_empty FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT count(*) AS n, sum(v) AS total, avg(v) AS mean FROM cont.s WHERE v < 0$$);
 
 -- DISTINCT
 SELECT materialized_table.execute($$
@@ -111,6 +127,10 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_join_key FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, c.region, count(*) AS n FROM cont.o, cont.c WHERE c.id = o.customer_id GROUP BY c.id, c.region$$);
+-- a global aggregate over the join
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_join_global FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT count(*) AS n, sum(o.amount) AS total FROM cont.o JOIN cont.c ON c.id = o.customer_id$$);
 -- orders need not name a group column; customers that name none
 -- recompute the table
 SELECT materialized_table.execute($$
@@ -127,6 +147,13 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_self_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT a.ds, count(*) AS pairs FROM cont.o a JOIN cont.o b ON b.ds = a.ds GROUP BY a.ds$$);
+-- a dimension read twice (as TPC-H's nation): deltas of the orders, and a
+-- changed customer recomputes the groups either use of it names
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_join_twice FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.ds, c1.region, count(*) AS n, sum(o.amount) AS total
+         FROM cont.o JOIN cont.c c1 ON c1.id = o.customer_id JOIN cont.c c2 ON c2.id = o.customer_id + 1
+        WHERE c2.region <> 'region 0' GROUP BY o.ds, c1.region$$);
 -- a select-project-join
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND
@@ -149,7 +176,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT count(*) AS n, sum(v) AS total FROM cont.s;
+    AS SELECT count(*) AS n, max(v) AS top FROM cont.s;
   CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');
   CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
@@ -290,7 +317,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT id, v FROM cont.plain$$);
 -- a table whose changes recompute everything reads no old row: fine
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT count(*) AS n FROM cont.plain$$);
+  CREATE MATERIALIZED TABLE cont.theirs FRESHNESS = INTERVAL '1' SECOND AS SELECT max(v) AS top FROM cont.plain$$);
 SELECT maintenance, maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = 'theirs'::regclass;
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE cont.theirs');
 RESET ROLE;

@@ -9,11 +9,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/tablecmds.h"
@@ -35,6 +37,7 @@
 #include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -526,17 +529,67 @@ mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
 
 /*
  * mt_leaf_relations
- *		The tables that hold relid's rows: itself, or the leaves of its
- *		partition tree (pg_partition_tree() returns nothing for a table that
- *		is not partitioned).
+ *		The tables that hold relid's rows: itself, the leaves of its
+ *		partition tree, or it and its inheritance children, in OID order.
  */
 List *
 mt_leaf_relations(Oid relid)
 {
-	return mt_spi_oids("SELECT c.oid FROM pg_catalog.pg_class c "
-					   "WHERE c.relkind = 'r' AND (c.oid = $1 OR c.oid IN "
-					   "(SELECT relid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) WHERE isleaf)) "
-					   "ORDER BY c.oid", relid);
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_RELATION)
+			result = lappend_oid(result, lfirst_oid(lc));
+	list_sort(result, list_oid_cmp);
+	return result;
+}
+
+/*
+ * mt_ancestor_relations
+ *		The tables relid's rows are also rows of: its parents in a partition
+ *		tree or by inheritance, up to the roots.
+ */
+List *
+mt_ancestor_relations(Oid relid)
+{
+	List	   *result = NIL;
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+
+	for (int i = -1; i < list_length(result); i++)
+	{
+		Oid			child = (i < 0) ? relid : list_nth_oid(result, i);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(child));
+		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			result = list_append_unique_oid(result,
+											((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
+		systable_endscan(scan);
+	}
+	table_close(inherits, AccessShareLock);
+	return result;
+}
+
+/*
+ * mt_query_text
+ *		A query's text with every name not in pg_catalog qualified.
+ */
+char *
+mt_query_text(Query *q)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char	   *text;
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	text = pg_get_querydef(q, false);
+	AtEOXact_GUC(false, nestlevel);
+	return text;
 }
 
 /* Run generated SQL that must succeed with the given SPI result code. */

@@ -110,11 +110,20 @@ ensure_replica_identity(MtAnalysis *a)
 	foreach(lc, a->uses)
 	{
 		MtSourceUse *use = lfirst(lc);
+		List	   *leaves;
 		ListCell   *ll;
 
 		if (use->full)
 			continue;
-		foreach(ll, mt_leaf_relations(use->relid))
+		/* ONLY: the table alone (a partitioned one holds no rows) */
+		if (use->inh)
+			leaves = mt_leaf_relations(use->relid);
+		else if (get_rel_relkind(use->relid) == RELKIND_RELATION)
+			leaves = list_make1_oid(use->relid);
+		else
+			leaves = NIL;
+
+		foreach(ll, leaves)
 		{
 			Oid			leaf = lfirst_oid(ll);
 

@@ -25,6 +25,7 @@
 #include "access/table.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
@@ -42,6 +43,7 @@
 
 #include "catalog.h"
 #include "commands.h"
+#include "continuous_aggregates.h"
 #include "continuous_analysis.h"
 
 const char *
@@ -67,6 +69,27 @@ mt_relation_is_decodable(Oid relid)
 
 	return (relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE) &&
 		get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT;
+}
+
+/*
+ * Can logical decoding see the changes of every partition or inheritance
+ * child of the relation?  (A foreign, temporary or unlogged child's rows
+ * are read with the parent's, but their changes are never decoded.)
+ */
+static bool
+descendants_decodable(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		char		relkind = get_rel_relkind(lfirst_oid(lc));
+
+		if (relkind != RELKIND_PARTITIONED_TABLE && relkind != '\0' &&
+			!mt_relation_is_decodable(lfirst_oid(lc)))
+			return false;
+	}
+	return true;
 }
 
 /* Is row level security enabled on the relation? */
@@ -110,8 +133,9 @@ typedef struct RelationCollector
 
 /*
  * Can evaluating this expression fail?  Only what surely cannot is let
- * through: columns, constants, AND/OR/NOT, NULL tests and comparisons by
- * btree operators (=, <, IN (...), ...) of such.
+ * through: columns, constants, widening casts of integers, AND/OR/NOT,
+ * CASE, NULL tests and comparisons by btree operators (=, <, IN (...),
+ * ...) of such.
  */
 static bool
 may_fail(Node *node, void *context)
@@ -124,6 +148,8 @@ may_fail(Node *node, void *context)
 		case T_Const:
 			return false;
 		case T_RelabelType:
+		case T_CaseExpr:
+		case T_CaseWhen:
 		case T_BoolExpr:
 		case T_NullTest:
 		case T_BooleanTest:
@@ -136,6 +162,21 @@ may_fail(Node *node, void *context)
 		case T_ScalarArrayOpExpr:
 			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
 				return true;
+			break;
+		case T_FuncExpr:
+			/* casts that widen an integer (0 in "numeric_column < 0") */
+			switch (((FuncExpr *) node)->funcid)
+			{
+				case F_NUMERIC_INT2:
+				case F_NUMERIC_INT4:
+				case F_NUMERIC_INT8:
+				case F_INT4_INT2:
+				case F_INT8_INT2:
+				case F_INT8_INT4:
+					break;
+				default:
+					return true;
+			}
 			break;
 		default:
 			return true;
@@ -183,7 +224,11 @@ collect_from_rtable(List *rtable, RelationCollector *c)
 				c->views = list_delete_last(c->views);
 			}
 			else if (mt_relation_is_decodable(rte->relid))
+			{
 				c->relids = list_append_unique_oid(c->relids, rte->relid);
+				if (rte->inh && !descendants_decodable(rte->relid))
+					c->untrackable = true;
+			}
 			else
 				c->untrackable = true;
 		}
@@ -226,6 +271,7 @@ full_analysis(Oid viewid, Query *q, const char *reason)
 		MtSourceUse *use = palloc0(sizeof(MtSourceUse));
 
 		use->relid = lfirst_oid(lc);
+		use->inh = true;		/* (the collector does not tell ONLY apart) */
 		use->full = true;
 		use->family = list_length(a->uses);
 		a->uses = lappend(a->uses, use);
@@ -263,8 +309,6 @@ unsupported_shape(Oid viewid, Query *q)
 		return "the query uses grouping sets";
 	if (q->hasDistinctOn)
 		return "the query uses DISTINCT ON";
-	if ((q->hasAggs || q->groupClause) && q->groupClause == NIL)
-		return "the query is a global aggregate";
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
@@ -275,6 +319,8 @@ unsupported_shape(Oid viewid, Query *q)
 			return "the query reads from a subquery or a function";
 		if (!mt_relation_is_decodable(rte->relid))
 			return "the query reads a view, a foreign table, a temporary or unlogged table, or a materialized view";
+		if (rte->inh && !descendants_decodable(rte->relid))
+			return "the query reads a table with a partition or child table that is foreign, temporary or unlogged";
 		/* decoded rows know nothing of the policies the query applies */
 		if (has_row_security(rte->relid))
 			return "the query reads a table with row level security";
@@ -516,96 +562,6 @@ reachable(Graph *g, VarRef start)
  * ---------------------------------------------------------------------
  */
 
-/* The kind of a supported aggregate, or -1. */
-static int
-delta_agg_kind(Aggref *agg, Oid *sum_type)
-{
-	char	   *name;
-	Oid			argtype = InvalidOid;
-	int32		argtypmod = -1;
-
-	if (agg->aggfilter || agg->aggorder || agg->aggdistinct || agg->aggvariadic ||
-		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
-		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)
-		return -1;
-	name = get_func_name(agg->aggfnoid);
-	if (agg->args)
-	{
-		argtype = exprType((Node *) ((TargetEntry *) linitial(agg->args))->expr);
-		argtypmod = exprTypmod((Node *) ((TargetEntry *) linitial(agg->args))->expr);
-	}
-
-	if (strcmp(name, "count") == 0)
-	{
-		*sum_type = INT8OID;
-		return agg->aggstar ? MT_AGG_COUNT_STAR : MT_AGG_COUNT;
-	}
-	if (list_length(agg->args) != 1)
-		return -1;
-	/*
-	 * Sums must come out exactly as the query computes them: float sums
-	 * drift under additions and subtractions, and a numeric sum's display
-	 * scale is the largest scale among the rows summed, which a running
-	 * total cannot know once rows go away -- unless every value has the
-	 * same scale, as in a numeric column with a declared scale.
-	 */
-	if (argtype == NUMERICOID && argtypmod < 0 &&
-		(strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0))
-		return -1;
-	if (strcmp(name, "sum") == 0)
-	{
-		if (argtype == INT2OID || argtype == INT4OID)
-			*sum_type = INT8OID;
-		else if (argtype == INT8OID || argtype == NUMERICOID)
-			*sum_type = NUMERICOID;
-		else
-			return -1;
-		return MT_AGG_SUM;
-	}
-	if (strcmp(name, "avg") == 0)
-	{
-		if (argtype != INT2OID && argtype != INT4OID && argtype != INT8OID &&
-			argtype != NUMERICOID)
-			return -1;
-		*sum_type = NUMERICOID;
-		return MT_AGG_AVG;
-	}
-	return -1;
-}
-
-/*
- * Can a group column's values be told apart by their text, as adjustments
- * keep them?  Equal values must print alike: not numerics of free scale
- * (1.0 = 1.00), floats (0 = -0) or text under a nondeterministic
- * collation.  Two adjustments of one group would otherwise insert it
- * twice.
- */
-static bool
-group_prints_alike(Node *expr)
-{
-	switch (exprType(expr))
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case BOOLOID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case UUIDOID:
-			return true;
-		case NUMERICOID:
-			return exprTypmod(expr) >= 0;
-		case TEXTOID:
-		case VARCHAROID:
-		case BPCHAROID:
-			return !OidIsValid(exprCollation(expr)) ||
-				get_collation_isdeterministic(exprCollation(expr));
-		default:
-			return false;
-	}
-}
-
 /*
  * Does the table hold nothing but the query's columns, each of the type
  * the query gives it (a declared column list may give others), in a plain
@@ -668,8 +624,10 @@ mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
 
 	if (a->strategy != MT_STRATEGY_DELTAS)
 		return false;
+	if (a->group_exprs == NIL || !a->plain_outputs)
+		return false;
 	foreach(lc, a->group_exprs)
-		if (!group_prints_alike(lfirst(lc)))
+		if (!mt_group_prints_alike(lfirst(lc), false))
 			return false;
 	foreach(lc, a->aggs)
 	{
@@ -679,7 +637,7 @@ mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
 
 		if (d->kind == MT_AGG_COUNT_STAR)
 			counted = true;
-		if (d->kind == MT_AGG_AVG)
+		if (d->kind == MT_AGG_AVG || d->output == NULL || d->scales != NIL)
 			return false;
 		if (d->kind != MT_AGG_SUM)
 			continue;
@@ -825,20 +783,6 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	return rows;
 }
 
-/* A query's text with every name not in pg_catalog qualified. */
-static char *
-query_text(Query *q)
-{
-	int			nestlevel = NewGUCNestLevel();
-	char	   *text;
-
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	text = pg_get_querydef(q, false);
-	AtEOXact_GUC(false, nestlevel);
-	return text;
-}
-
 /*
  * The rows query with one source replaced by unnest($1), $1 an array of
  * that source's rows (its row type): the rows a set of changed rows of the
@@ -871,7 +815,7 @@ changes_sql(Query *rows, int rtindex)
 	rte->inh = false;
 	rte->functions = list_make1(function);
 	rte->funcordinality = false;
-	return query_text(changes);
+	return mt_query_text(changes);
 }
 
 /* What sum_only_columns gathers over a query. */
@@ -893,10 +837,13 @@ column_reads_walker(Node *node, ColumnReads *reads)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *agg = (Aggref *) node;
-		Oid			sum_type;
+		MtDeltaAgg	d;
 		Node	   *arg = agg->args ? (Node *) ((TargetEntry *) linitial(agg->args))->expr : NULL;
 
-		if (delta_agg_kind(agg, &sum_type) == MT_AGG_SUM && arg && IsA(arg, Var) &&
+		/* (a FILTER or an ORDER BY reads columns in other ways too) */
+		if (agg->aggfilter == NULL && agg->aggorder == NIL && mt_delta_agg(agg, &d) &&
+			d.kind == MT_AGG_SUM &&
+			arg && IsA(arg, Var) &&
 			((Var *) arg)->varno == reads->rtindex && ((Var *) arg)->varlevelsup == 0 &&
 			((Var *) arg)->varattno > 0)
 		{
@@ -935,6 +882,7 @@ sum_only_columns(Query *q, int rtindex)
 
 	(void) column_reads_walker((Node *) q->targetList, &reads);
 	(void) column_reads_walker((Node *) q->jointree, &reads);
+	(void) column_reads_walker(q->havingQual, &reads);
 	if (reads.unknown)
 		return NULL;
 	reads.summed = bms_del_members(reads.summed, reads.other);
@@ -949,89 +897,81 @@ sum_only_columns(Query *q, int rtindex)
 }
 
 /*
- * Fill the DELTAS part of a if the query allows it: aggregates of inner
- * joins of plain relations (each read once), grouped by plain columns.
+ * Fill the DELTAS part of a if the query allows it: count, sum and avg
+ * (see continuous_aggregates.c) of inner joins of plain relations (the one
+ * whose changes adjust read once), grouped by result columns or by nothing
+ * at all.
  */
 static bool
 try_deltas(Graph *g, Query *q, MtAnalysis *a)
 {
 	RangeTblEntry *rte;
 	List	   *rtindexes = NIL;
-	List	   *relids = NIL;
 	List	   *group_tles = NIL;
 	Query	   *rows;
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->havingQual || q->distinctClause ||
+	if (!q->hasAggs || q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
-	foreach(lc, rtindexes)
-	{
-		Oid			relid = rt_fetch(lfirst_int(lc), q->rtable)->relid;
 
-		if (list_member_oid(relids, relid))
-			return false;		/* a change would be on both sides of the join */
-		relids = lappend_oid(relids, relid);
-	}
-
+	/*
+	 * The group columns: result columns (a state row per group is matched
+	 * by them), plain columns or expressions whose equal values print
+	 * alike, as adjustments keep them.
+	 */
 	foreach(lc, q->groupClause)
 	{
-		SortGroupClause *sgc = lfirst(lc);
-		TargetEntry *tle = get_sortgroupclause_tle(sgc, q->targetList);
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
 
-		if (tle->resjunk || base_var(q, (Node *) tle->expr) == NULL)
+		if (tle->resjunk ||
+			(base_var(q, (Node *) tle->expr) == NULL &&
+			 !mt_group_prints_alike((Node *) tle->expr, true)))
 			return false;
 	}
 	foreach(lc, q->targetList)
 	{
 		TargetEntry *tle = lfirst(lc);
+		ListCell   *lg;
 
-		if (tle->resjunk)
-			continue;
-		if (tle->ressortgroupref && base_var(q, (Node *) tle->expr))
-		{
-			group_tles = lappend(group_tles, tle);
-			a->group_exprs = lappend(a->group_exprs, copyObject(tle->expr));
-			a->group_outputs = lappend(a->group_outputs, pstrdup(tle->resname));
-		}
-		else if (IsA(tle->expr, Aggref))
-		{
-			Aggref	   *agg = (Aggref *) tle->expr;
-			MtDeltaAgg *d = palloc0(sizeof(MtDeltaAgg));
-			int			kind = delta_agg_kind(agg, &d->sum_type);
-
-			if (kind < 0)
-				return false;
-			d->kind = kind;
-			d->arg = agg->args ? copyObject(((TargetEntry *) linitial(agg->args))->expr) : NULL;
-			d->output = pstrdup(tle->resname);
-			d->output_type = agg->aggtype;
-			if (d->arg)
+		foreach(lg, q->groupClause)
+			if (((SortGroupClause *) lfirst(lg))->tleSortGroupRef == tle->ressortgroupref &&
+				tle->ressortgroupref != 0 && !tle->resjunk &&
+				!list_member_ptr(group_tles, tle))
 			{
-				Var		   *var = base_var(q, (Node *) d->arg);
-
-				if (var)
-				{
-					d->arg_relid = rt_fetch(var->varno, q->rtable)->relid;
-					d->arg_attnum = var->varattno;
-				}
+				group_tles = lappend(group_tles, tle);
+				a->group_exprs = lappend(a->group_exprs, copyObject(tle->expr));
+				a->group_outputs = lappend(a->group_outputs, pstrdup(tle->resname));
 			}
-			a->aggs = lappend(a->aggs, d);
-		}
-		else
-			return false;
 	}
-	if (list_length(a->group_exprs) != list_length(q->groupClause))
+	if (list_length(group_tles) != list_length(q->groupClause))
+		return false;			/* a column grouped twice */
+	if (!mt_delta_outputs(q, group_tles, a))
 		return false;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		Var		   *var = d->arg ? base_var(q, (Node *) d->arg) : NULL;
+
+		if (var)
+		{
+			d->arg_relid = rt_fetch(var->varno, q->rtable)->relid;
+			d->arg_attnum = var->varattno;
+		}
+	}
 
 	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
 	rte = rt_fetch(rtindex, q->rtable);
+	/* its change would be on both sides of the join (the others' name keys) */
+	foreach(lc, rtindexes)
+		if (lfirst_int(lc) != rtindex && rt_fetch(lfirst_int(lc), q->rtable)->relid == rte->relid)
+			return false;
 	a->delta_source = rte->relid;
 	a->delta_join = list_length(rtindexes) > 1;
 	rows = rows_query(q, group_tles, a);
-	a->rows_sql = query_text(rows);
+	a->rows_sql = mt_query_text(rows);
 	if (a->delta_join)
 	{
 		a->changes_sql = changes_sql(rows, rtindex);
@@ -1091,6 +1031,22 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
+/* Whether a change of relid recomputes the whole table (one use names no key) */
+static bool
+relid_read_whole(MtAnalysis *a, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->relid == relid && use->full)
+			return true;
+	}
+	return false;
+}
+
 static MtAnalysis *
 analyze_query_view(Oid viewid, Oid relid)
 {
@@ -1103,6 +1059,7 @@ analyze_query_view(Oid viewid, Oid relid)
 	List	   *candidate_names = NIL;	/* ... their result column names */
 	ListCell   *lc;
 	ListCell   *lr;
+	List	   *told = NIL;		/* relations said to recompute the table */
 	int			rtindex;
 	bool		any_keyed = false;
 
@@ -1150,6 +1107,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			continue;
 		use = palloc0(sizeof(MtSourceUse));
 		use->relid = rte->relid;
+		use->inh = rte->inh;
 		use->family = list_length(a->uses);
 		{
 			Relation	rel = table_open(rte->relid, AccessShareLock);
@@ -1195,6 +1153,7 @@ analyze_query_view(Oid viewid, Oid relid)
 		a->strategy = MT_STRATEGY_DELTAS;
 		a->in_place = OidIsValid(relid) && mt_deltas_in_place_possible(a, relid, viewid);
 		kept = a->in_place ? "count and sum per group are adjusted in the table's own rows" :
+			a->group_exprs == NIL ? "count, sum and avg of all rows are kept and adjusted" :
 			"count, sum and avg per group are kept and adjusted";
 		foreach(lc, a->uses)
 		{
@@ -1203,7 +1162,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			/* its changes are adjustments: they need not name keys */
 			if (use->relid == a->delta_source)
 				use->full = false;
-			else
+			else if (!use->full && !relid_read_whole(a, use->relid))
 				foreach(lr, use->key_columns)
 					named = list_append_unique(named, lfirst(lr));
 		}
@@ -1216,13 +1175,14 @@ analyze_query_view(Oid viewid, Oid relid)
 			 * stop decoding for every table of the database, so only
 			 * expressions that cannot fail are evaluated there.
 			 */
-			a->fold_while_decoding = !may_fail(a->delta_quals, NULL);
+			a->fold_while_decoding = !may_fail(a->delta_quals, NULL) &&
+				!may_fail((Node *) a->group_exprs, NULL);
 			foreach(lc, a->aggs)
 				if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
 					a->fold_while_decoding = false;
 			a->reason = psprintf("%s by each changed row %s", kept,
 								 a->fold_while_decoding ? "as it is decoded" :
-								 "when the table is applied (its WHERE clause or an aggregate's argument may raise an error)");
+								 "when the table is applied (its WHERE clause, a group expression or an aggregate's argument may raise an error)");
 		}
 		else
 		{
@@ -1233,6 +1193,8 @@ analyze_query_view(Oid viewid, Oid relid)
 									 a->reason, mt_name_list_text(named));
 		}
 	}
+	else if (q->hasAggs && q->groupClause == NIL)
+		return full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
 	else if (!any_keyed)
 		return full_analysis(viewid, q, "no change of a source names key values of the result");
 	else
@@ -1245,9 +1207,12 @@ analyze_query_view(Oid viewid, Oid relid)
 	{
 		MtSourceUse *use = lfirst(lc);
 
-		if (use->full)
+		if (use->full && !list_member_oid(told, use->relid))
+		{
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));
+			told = lappend_oid(told, use->relid);
+		}
 	}
 	return a;
 }

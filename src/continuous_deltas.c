@@ -48,6 +48,7 @@
 
 #include "catalog.h"
 #include "commands.h"
+#include "continuous_aggregates.h"
 #include "continuous_chain.h"
 #include "continuous_deltas.h"
 #include "marker.h"
@@ -73,6 +74,8 @@ typedef struct DeltaGroup
 	int64		rows;
 	Datum	   *sums;			/* numeric */
 	int64	   *nn;
+	int64	   *sc;				/* values per display scale (see
+								 * continuous_aggregates.c), all aggregates' */
 } DeltaGroup;
 
 typedef struct DeltaBucket
@@ -88,6 +91,11 @@ struct MtDeltaSet
 	MtAnalysis *a;
 	int			ngroup;
 	int			nagg;
+	int			nsc;			/* scale counts, of all aggregates */
+	int		   *sc_first;		/* per aggregate, its first one */
+	bool	   *group_numeric;	/* group columns whose text is normalized */
+	bool		inexact;		/* a NaN or an infinity was summed, or a
+								 * value of an unforeseen scale */
 	MemoryContext context;
 	MemoryContext scratch;		/* for one addition */
 	/* evaluation over source rows */
@@ -97,7 +105,7 @@ struct MtDeltaSet
 	ExprState  *qual;
 	ExprState **args;
 	Oid		   *argtypes;
-	AttrNumber *group_attno;
+	ExprState **group_states;
 	FmgrInfo   *group_out;
 	/* the adjustments */
 	HTAB	   *buckets;
@@ -134,18 +142,6 @@ as_owner_end(Oid save_userid, int save_sec)
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
-static char *
-sum_column(int i)
-{
-	return psprintf("__mt_sum_%d", i + 1);
-}
-
-static char *
-nn_column(int i)
-{
-	return psprintf("__mt_nn_%d", i + 1);
-}
-
 static Form_pg_attribute
 named_column(TupleDesc desc, const char *name)
 {
@@ -179,16 +175,13 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 	char	   *derived = internal_name("derived", relid);
 	StringInfoData cols;
 	StringInfoData keys;
-	StringInfoData select;
 	ListCell   *lc;
-	int			i;
 	MtSavedUser saved;
 	ObjectAddress table;
 	ObjectAddress part;
 
 	initStringInfo(&cols);
 	initStringInfo(&keys);
-	initStringInfo(&select);
 	foreach(lc, a->group_outputs)
 	{
 		Form_pg_attribute att = named_column(vdesc, lfirst(lc));
@@ -197,38 +190,23 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 		appendStringInfo(&cols, "%s %s, ", name,
 						 mt_type_sql(att->atttypid, att->atttypmod));
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", name);
-		appendStringInfo(&select, "%s, ", name);
 	}
+	/* a global aggregate's one row */
+	if (keys.len == 0)
+		appendStringInfoString(&keys, "(true)");
 	appendStringInfoString(&cols, "__mt_rows bigint NOT NULL");
-	i = 0;
 	foreach(lc, a->aggs)
 	{
 		MtDeltaAgg *d = lfirst(lc);
-		const char *out = quote_identifier(d->output);
+		int			i = foreach_current_index(lc);
 
-		appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", sum_column(i),
-						 format_type_be_qualified(d->sum_type), nn_column(i));
-		switch (d->kind)
-		{
-			case MT_AGG_COUNT_STAR:
-				appendStringInfo(&select, "__mt_rows AS %s, ", out);
-				break;
-			case MT_AGG_COUNT:
-				appendStringInfo(&select, "%s AS %s, ", nn_column(i), out);
-				break;
-			case MT_AGG_SUM:
-				appendStringInfo(&select, "CASE WHEN %s > 0 THEN %s END AS %s, ",
-								 nn_column(i), sum_column(i), out);
-				break;
-			case MT_AGG_AVG:
-				appendStringInfo(&select,
-								 "CASE WHEN %s > 0 THEN %s::pg_catalog.numeric / %s::pg_catalog.numeric END AS %s, ",
-								 nn_column(i), sum_column(i), nn_column(i), out);
-				break;
-		}
-		i++;
+		appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", mt_sum_column(i),
+						 format_type_be_qualified(d->sum_type), mt_nn_column(i));
 	}
-	select.data[select.len - 2] = '\0';
+	foreach(lc, a->aggs)
+		for (int j = 0; j < mt_delta_nscales(lfirst(lc)); j++)
+			appendStringInfo(&cols, ", %s bigint NOT NULL",
+							 mt_scale_column(foreach_current_index(lc), j));
 	table_close(view, AccessShareLock);
 
 	/* created with the extension owner's rights in its schema, then given away */
@@ -239,8 +217,9 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 				SPI_OK_UTILITY);
 	mt_spi_exec(psprintf("CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT", state, keys.data),
 				SPI_OK_UTILITY);
-	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s WHERE __mt_rows > 0",
-						 derived, select.data, state), SPI_OK_UTILITY);
+	CommandCounterIncrement();
+	mt_spi_exec(psprintf("CREATE VIEW %s AS %s", derived, mt_delta_derived_sql(a, state)),
+				SPI_OK_UTILITY);
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
@@ -336,6 +315,19 @@ state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
 			appendStringInfoString(&buf, ", 0::pg_catalog.int8");
 		else
 			appendStringInfo(&buf, ", pg_catalog.count(%s)", arg);
+	}
+	/* then the numbers of values of each display scale */
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		char	   *arg = psprintf("r.__mt_arg_%d", foreach_current_index(lc) + 1);
+
+		for (int j = 0; j < mt_delta_nscales(d); j++)
+			if (adjustments)
+				appendStringInfoString(&buf, ", 0::pg_catalog.int8");
+			else
+				appendStringInfo(&buf, ", pg_catalog.count(*) FILTER (WHERE pg_catalog.scale(%s) = %d)",
+								 arg, list_nth_int(d->scales, j));
 	}
 	return buf.data;
 }
@@ -496,6 +488,16 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	set->scratch = AllocSetContextCreate(set->context, "materialized_table deltas scratch",
 										 ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(set->context);
+	set->sc_first = palloc(sizeof(int) * (set->nagg + 1));
+	foreach(lc, a->aggs)
+	{
+		set->sc_first[foreach_current_index(lc)] = set->nsc;
+		set->nsc += mt_delta_nscales(lfirst(lc));
+	}
+	set->group_numeric = palloc(sizeof(bool) * (set->ngroup + 1));
+	foreach(lc, a->group_exprs)
+		set->group_numeric[foreach_current_index(lc)] =
+			exprType(lfirst(lc)) == NUMERICOID && exprTypmod(lfirst(lc)) < 0;
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(DeltaBucket);
 	ctl.hcxt = set->context;
@@ -540,23 +542,19 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 		}
 		i++;
 	}
-	as_owner_end(save_userid, save_sec);
-	set->group_attno = palloc(sizeof(AttrNumber) * (set->ngroup + 1));
+	set->group_states = palloc(sizeof(ExprState *) * (set->ngroup + 1));
 	set->group_out = palloc(sizeof(FmgrInfo) * (set->ngroup + 1));
-	i = 0;
 	foreach(lc, a->group_exprs)
 	{
-		Var		   *var = (Var *) lfirst(lc);
 		Oid			typoutput;
 		bool		varlena;
 
-		while (IsA(var, RelabelType))
-			var = (Var *) ((RelabelType *) var)->arg;
-		set->group_attno[i] = var->varattno;
-		getTypeOutputInfo(var->vartype, &typoutput, &varlena);
+		i = foreach_current_index(lc);
+		set->group_states[i] = ExecPrepareExpr(lfirst(lc), set->estate);
+		getTypeOutputInfo(exprType(lfirst(lc)), &typoutput, &varlena);
 		fmgr_info(typoutput, &set->group_out[i]);
-		i++;
 	}
+	as_owner_end(save_userid, save_sec);
 	MemoryContextSwitchTo(old);
 	return set;
 }
@@ -578,6 +576,13 @@ find_group(MtDeltaSet *set, char **values)
 	bool		found;
 	int			i;
 
+	/* equal numerics of other scales are one group (1.0 = 1.00) */
+	for (i = 0; i < set->ngroup; i++)
+		if (set->group_numeric[i] && values[i])
+			values[i] = numeric_normalize(DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																			  CStringGetDatum(values[i]),
+																			  ObjectIdGetDatum(InvalidOid),
+																			  Int32GetDatum(-1))));
 	for (i = 0; i < set->ngroup; i++)
 		hash = hash_combine(hash, values[i] ? hash_bytes((unsigned char *) values[i],
 														 strlen(values[i])) : 0x7f4a7c15);
@@ -603,6 +608,7 @@ find_group(MtDeltaSet *set, char **values)
 		g->values[i] = values[i] ? pstrdup(values[i]) : NULL;
 	g->sums = palloc(sizeof(Datum) * (set->nagg + 1));
 	g->nn = palloc0(sizeof(int64) * (set->nagg + 1));
+	g->sc = palloc0(sizeof(int64) * (set->nsc + 1));
 	for (i = 0; i < set->nagg; i++)
 		g->sums[i] = numeric_zero();
 	g->next = bucket->groups;
@@ -629,6 +635,36 @@ add_to_sum(MtDeltaSet *set, DeltaGroup *g, int agg, Datum value, int sign)
 	g->sums[agg] = datumCopy(sum, false, -1);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(set->scratch);
+}
+
+/*
+ * Count a summed value by its display scale, if its aggregate counts them;
+ * a NaN or an infinity cannot be taken back out of a sum: the table is
+ * recomputed instead (mt_deltas_inexact).
+ */
+static void
+count_scale(MtDeltaSet *set, DeltaGroup *g, int agg, Datum value, int sign)
+{
+	MtDeltaAgg *d = list_nth(set->a->aggs, agg);
+	int			scale;
+	ListCell   *lc;
+
+	if (numeric_is_nan(DatumGetNumeric(value)) || numeric_is_inf(DatumGetNumeric(value)))
+	{
+		set->inexact = true;
+		return;
+	}
+	if (d->scales == NIL)
+		return;
+	scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, value));
+	foreach(lc, d->scales)
+		if (lfirst_int(lc) == scale)
+		{
+			if (mt_delta_nscales(d) > 0)
+				g->sc[set->sc_first[agg] + foreach_current_index(lc)] += sign;
+			return;
+		}
+	set->inexact = true;
 }
 
 static Datum
@@ -676,7 +712,7 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	for (i = 0; i < set->ngroup; i++)
 	{
 		bool		isnull;
-		Datum		d = slot_getattr(set->slot, set->group_attno[i], &isnull);
+		Datum		d = ExecEvalExprSwitchContext(set->group_states[i], econtext, &isnull);
 
 		values[i] = isnull ? NULL : OutputFunctionCall(&set->group_out[i], d);
 	}
@@ -684,6 +720,7 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	g->rows += sign;
 	for (i = 0; i < set->nagg; i++)
 	{
+		MtDeltaAgg *d = list_nth(set->a->aggs, i);
 		bool		isnull;
 		Datum		v;
 
@@ -693,9 +730,11 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 		if (isnull)
 			continue;
 		g->nn[i] += sign;
-		if (((MtDeltaAgg *) list_nth(set->a->aggs, i))->kind == MT_AGG_COUNT)
+		if (d->kind == MT_AGG_COUNT)
 			continue;
-		add_to_sum(set, g, i, to_numeric(v, set->argtypes[i]), sign);
+		v = to_numeric(v, set->argtypes[i]);
+		count_scale(set, g, i, v, sign);
+		add_to_sum(set, g, i, v, sign);
 	}
 	as_owner_end(save_userid, save_sec);
 	set->nrows++;
@@ -782,11 +821,18 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 		g->rows += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
 		for (i = 0; i < set->nagg; i++)
 		{
-			add_to_sum(set, g, i, SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull),
-					   factor);
+			Datum		sum = SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull);
+
+			if (numeric_is_nan(DatumGetNumeric(sum)) || numeric_is_inf(DatumGetNumeric(sum)))
+				set->inexact = true;
+			add_to_sum(set, g, i, sum, factor);
 			g->nn[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
 															 &isnull));
 		}
+		for (i = 0; i < set->nsc; i++)
+			g->sc[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc,
+															 set->ngroup + 2 + 2 * set->nagg + i,
+															 &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	set->nrows += n;
@@ -819,6 +865,8 @@ mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
 												  Int32GetDatum(-1)), 1);
 		g->nn[i] += pg_strtoint64(list_nth(deltas, 2 + 2 * i));
 	}
+	for (i = 0; i < set->nsc; i++)
+		g->sc[i] += pg_strtoint64(list_nth(deltas, 1 + 2 * set->nagg + i));
 	set->nrows++;
 	MemoryContextSwitchTo(old);
 }
@@ -844,8 +892,11 @@ mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src)
 			g->nn[i] += s->nn[i];
 			add_to_sum(set, g, i, s->sums[i], 1);
 		}
+		for (i = 0; i < set->nsc; i++)
+			g->sc[i] += s->sc[i];
 	}
 	set->nrows += src->nrows;
+	set->inexact |= src->inexact;
 }
 
 /* The number of groups the set adjusts. */
@@ -882,7 +933,7 @@ mt_deltas_log(MtDeltaSet *set)
 		DeltaGroup *g = lfirst(lc);
 		Datum	   *keys = palloc(sizeof(Datum) * (set->ngroup + 1));
 		bool	   *knulls = palloc(sizeof(bool) * (set->ngroup + 1));
-		Datum	   *deltas = palloc(sizeof(Datum) * (1 + 2 * set->nagg));
+		Datum	   *deltas = palloc(sizeof(Datum) * (1 + 2 * set->nagg + set->nsc));
 		Datum		values[3];
 		int			dims[1];
 		int			lbs[1] = {1};
@@ -899,12 +950,14 @@ mt_deltas_log(MtDeltaSet *set)
 			deltas[1 + 2 * i] = CStringGetTextDatum(numeric_text(g->sums[i]));
 			deltas[2 + 2 * i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[i]));
 		}
+		for (i = 0; i < set->nsc; i++)
+			deltas[1 + 2 * set->nagg + i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->sc[i]));
 		values[0] = ObjectIdGetDatum(set->relid);
 		dims[0] = set->ngroup;
 		values[1] = PointerGetDatum(construct_md_array(keys, knulls, 1, dims, lbs, TEXTOID,
 													   -1, false, TYPALIGN_INT));
-		values[2] = PointerGetDatum(construct_array(deltas, 1 + 2 * set->nagg, TEXTOID, -1,
-													false, TYPALIGN_INT));
+		values[2] = PointerGetDatum(construct_array(deltas, 1 + 2 * set->nagg + set->nsc,
+													TEXTOID, -1, false, TYPALIGN_INT));
 		if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not keep the adjustments of \"%s\"", get_rel_name(set->relid));
 	}
@@ -942,6 +995,19 @@ column_array(List *groups, int ngroup, int col, bool keys, int agg, bool sums)
 	}
 	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID, -1, false,
 											  TYPALIGN_INT));
+}
+
+/* An int8[] of one scale count of the groups. */
+static Datum
+scale_count_array(List *groups, int sc)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (list_length(groups) + 1));
+	ListCell   *lc;
+
+	foreach(lc, groups)
+		elems[foreach_current_index(lc)] = Int64GetDatum(((DeltaGroup *) lfirst(lc))->sc[sc]);
+	return PointerGetDatum(construct_array(elems, list_length(groups), INT8OID, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* A filter family of one column per group column, values appended below. */
@@ -1008,10 +1074,12 @@ touched_groups(MtDeltaSet *set)
 /*
  * mt_deltas_apply
  *		Add the adjustments to the state; return the filter of the groups
- *		they touched, for refreshing the table from the derived view.
+ *		they touched, for refreshing the table from the derived view, or
+ *		set *whole when the table's one row is to be (a global aggregate).
+ *		A sum that is NaN or infinite now makes the set inexact.
  */
 List *
-mt_deltas_apply(MtDeltaSet *set)
+mt_deltas_apply(MtDeltaSet *set, bool *whole)
 {
 	MtAnalysis *a = set->a;
 	MtTable    *mt = mt_catalog_lookup(set->relid, false);
@@ -1024,7 +1092,8 @@ mt_deltas_apply(MtDeltaSet *set)
 	StringInfoData casts;
 	StringInfoData sets;
 	StringInfoData conflict;
-	int			nparams = set->ngroup + 1 + 2 * set->nagg;
+	int			nparams = set->ngroup + 1 + 2 * set->nagg + set->nsc;
+	StringInfoData broken;
 	Oid		   *types = palloc(sizeof(Oid) * nparams);
 	Datum	   *values = palloc(sizeof(Datum) * nparams);
 	ListCell   *lc;
@@ -1034,6 +1103,7 @@ mt_deltas_apply(MtDeltaSet *set)
 	int			save_sec;
 	int			save_nestlevel;
 
+	*whole = false;
 	if (set->groups == NIL)
 		return NIL;
 	view = table_open(mt->query_view, AccessShareLock);
@@ -1046,6 +1116,7 @@ mt_deltas_apply(MtDeltaSet *set)
 	initStringInfo(&casts);
 	initStringInfo(&sets);
 	initStringInfo(&conflict);
+	initStringInfo(&broken);
 	i = 0;
 	foreach(lc, a->group_outputs)
 	{
@@ -1073,21 +1144,43 @@ mt_deltas_apply(MtDeltaSet *set)
 	{
 		MtDeltaAgg *d = lfirst(lc);
 
-		appendStringInfo(&cols, ", %s, %s", sum_column(i), nn_column(i));
+		appendStringInfo(&cols, ", %s, %s", mt_sum_column(i), mt_nn_column(i));
 		appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.text[]), pg_catalog.unnest($%d::pg_catalog.text[])",
 						 p + 1, p + 2);
 		appendStringInfo(&names, ", s%d, n%d", i, i);
 		appendStringInfo(&casts, ", u.s%d::%s, u.n%d::pg_catalog.int8", i,
 						 format_type_be_qualified(d->sum_type), i);
 		appendStringInfo(&sets, ", %s = s.%s + EXCLUDED.%s, %s = s.%s + EXCLUDED.%s",
-						 sum_column(i), sum_column(i), sum_column(i),
-						 nn_column(i), nn_column(i), nn_column(i));
+						 mt_sum_column(i), mt_sum_column(i), mt_sum_column(i),
+						 mt_nn_column(i), mt_nn_column(i), mt_nn_column(i));
 		types[p] = TEXTARRAYOID;
 		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, true);
 		types[p] = TEXTARRAYOID;
 		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, false);
+		if (d->sum_type == NUMERICOID)
+			appendStringInfo(&broken, " OR s.%s IN ('NaN'::pg_catalog.numeric, "
+							 "'Infinity'::pg_catalog.numeric, '-Infinity'::pg_catalog.numeric)",
+							 mt_sum_column(i));
 		i++;
 	}
+	foreach(lc, a->aggs)
+	{
+		for (int j = 0; j < mt_delta_nscales(lfirst(lc)); j++)
+		{
+			char	   *col = mt_scale_column(foreach_current_index(lc), j);
+
+			appendStringInfo(&cols, ", %s", col);
+			appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.int8[])", p + 1);
+			appendStringInfo(&names, ", c%d", p);
+			appendStringInfo(&casts, ", u.c%d", p);
+			appendStringInfo(&sets, ", %s = s.%s + EXCLUDED.%s", col, col, col);
+			types[p] = INT8ARRAYOID;
+			values[p++] = scale_count_array(set->groups, set->sc_first[foreach_current_index(lc)] + j);
+		}
+	}
+	/* a global aggregate's one row */
+	if (conflict.len == 0)
+		appendStringInfoString(&conflict, "(true)");
 
 	/* the casts to the group columns' types are the owner's (a domain's checks) */
 	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
@@ -1095,9 +1188,11 @@ mt_deltas_apply(MtDeltaSet *set)
 	mt_internal_depth++;
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
 									   "ON CONFLICT (%s) DO UPDATE SET %s "
-									   "RETURNING CASE WHEN s.__mt_rows = 0 THEN s.ctid END",
+									   "RETURNING CASE WHEN s.__mt_rows = 0 AND %s THEN s.ctid END, "
+									   "false%s",
 									   state, cols.data, casts.data, unnest.data, names.data,
-									   conflict.data, sets.data),
+									   conflict.data, sets.data,
+									   set->ngroup > 0 ? "true" : "false", broken.data),
 							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	/* groups that lost their last row (or came and went within the batch) */
@@ -1116,6 +1211,9 @@ mt_deltas_apply(MtDeltaSet *set)
 
 			if (!isnull)
 				empty[nempty++] = tid;
+			if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2,
+										   &isnull)))
+				set->inexact = true;
 		}
 		arg = PointerGetDatum(construct_array(empty, nempty, TIDOID, sizeof(ItemPointerData),
 											  false, TYPALIGN_SHORT));
@@ -1128,6 +1226,11 @@ mt_deltas_apply(MtDeltaSet *set)
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 
+	if (set->ngroup == 0)
+	{
+		*whole = true;
+		return NIL;
+	}
 	return touched_groups(set);
 }
 
@@ -1166,6 +1269,17 @@ mt_deltas_saw_null_sum(MtDeltaSet *set)
 }
 
 /*
+ * mt_deltas_inexact
+ *		Can the adjustments not be trusted (see MtDeltaSet.inexact)?  The
+ *		table is then recomputed.
+ */
+bool
+mt_deltas_inexact(MtDeltaSet *set)
+{
+	return set->inexact;
+}
+
+/*
  * Does the group's adjustment change nothing (rows changed outside the
  * query's columns)?  zero is a numeric 0.
  */
@@ -1174,6 +1288,9 @@ idle_group(MtDeltaSet *set, DeltaGroup *g, Datum zero)
 {
 	if (g->rows != 0)
 		return false;
+	for (int i = 0; i < set->nsc; i++)
+		if (g->sc[i] != 0)
+			return false;
 	for (int i = 0; i < set->nagg; i++)
 		if (g->nn[i] != 0 ||
 			!DatumGetBool(DirectFunctionCall2(numeric_eq, g->sums[i], zero)))

@@ -53,6 +53,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -62,6 +63,9 @@
 #include "access/xlog.h"
 #include "access/xlogutils.h"
 #include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "common/int.h"
@@ -78,19 +82,18 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/pg_lsn.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_statistic.h"
 #include "utils/timestamp.h"
-#include "utils/pg_lsn.h"
 
 #include "catalog.h"
 #include "commands.h"
@@ -198,15 +201,15 @@ typedef struct Interest
 	int			nkeys;
 	AttrNumber *attnums;		/* in the decoded relation's layout */
 	FmgrInfo   *out;
-	TupleConversionMap *to_source;	/* partition layout -> table layout */
+	TupleConversionMap *to_source;	/* a partition's or child's layout ->
+									 * the source's */
 } Interest;
 
 typedef struct InterestEntry
 {
-	Oid			relid;			/* hash key: a source or a partition of one */
+	Oid			relid;			/* hash key: a decoded relation */
 	List	   *interests;		/* Interest */
 	TupleDesc	layout;			/* the relation's, as the interests were made */
-	bool		partition;		/* it was a partition then */
 	bool		built;
 } InterestEntry;
 
@@ -214,6 +217,7 @@ static MemoryContext tables_context = NULL;
 static MemoryContext batch_context = NULL;
 static List *tables = NIL;		/* ContTable */
 static HTAB *interests = NULL;
+static bool interests_callback_registered = false;
 static bool reread_wanted = false;	/* a source's row layout changed */
 
 static LogicalDecodingContext *decoding = NULL;
@@ -230,6 +234,9 @@ static void sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
 static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, InvalidRepOriginId};
 
 static void state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2);
+static void table_gives_up(ContTable *t);
+static bool same_layout(TupleDesc a, TupleDesc b);
+static void layout_changed(InterestEntry *entry);
 
 static int64 batch_changes = 0;
 static bool batch_full = false;
@@ -510,9 +517,12 @@ make_interest(ContTable *t, MtSourceUse *use, Relation rel, Relation source)
 }
 
 /*
- * The interests of a decoded relation: its own uses, or, for a
- * partition, those of the partitioned table it belongs to.  Built on first
- * use, with the catalog as decoding sees it.
+ * The interests of a decoded relation: its own uses, and those of the
+ * tables it is a partition or an inheritance child of, where the query
+ * reads them with their children.  Built on first use, with the catalog as
+ * decoding sees it; made again when the relation's cache entry is
+ * invalidated (an ATTACH, DETACH, INHERIT or NO INHERIT changes its
+ * pg_class or pg_attribute rows, which invalidates it).
  */
 static InterestEntry *
 interests_of(Relation rel)
@@ -520,26 +530,23 @@ interests_of(Relation rel)
 	Oid			relid = RelationGetRelid(rel);
 	InterestEntry *entry;
 	bool		found;
-	Oid			source = relid;
+	List	   *ancestors;
 	MemoryContext old;
 	ListCell   *lt;
 
 	entry = hash_search(interests, &relid, HASH_ENTER, &found);
-	/* a partition attached or detached since: its rows count for others now */
-	if (found && entry->built && entry->partition == rel->rd_rel->relispartition)
+	/* (no interests: its layout does not matter) */
+	if (found && entry->built &&
+		(entry->interests == NIL || same_layout(entry->layout, RelationGetDescr(rel))))
 		return entry;
+	if (found && !same_layout(entry->layout, RelationGetDescr(rel)))
+		layout_changed(entry);
 	entry->interests = NIL;
 	entry->built = true;
-	if (rel->rd_rel->relispartition)
-	{
-		List	   *ancestors = get_partition_ancestors(relid);
-
-		source = llast_oid(ancestors);
-	}
 
 	old = MemoryContextSwitchTo(tables_context);
+	ancestors = mt_ancestor_relations(relid);
 	entry->layout = CreateTupleDescCopy(RelationGetDescr(rel));
-	entry->partition = rel->rd_rel->relispartition;
 	foreach(lt, tables)
 	{
 		ContTable  *t = lfirst(lt);
@@ -550,17 +557,67 @@ interests_of(Relation rel)
 			MtSourceUse *use = lfirst(lu);
 			Relation	source_rel;
 
-			if (use->relid != source)
+			if (use->relid == relid)
+				source_rel = rel;
+			else if (use->inh && list_member_oid(ancestors, use->relid))
+				source_rel = RelationIdGetRelation(use->relid);
+			else
 				continue;
-			source_rel = (source == relid) ? rel : RelationIdGetRelation(source);
+			if (!RelationIsValid(source_rel))
+				continue;
 			entry->interests = lappend(entry->interests,
 									   make_interest(t, use, rel, source_rel));
 			if (source_rel != rel)
 				RelationClose(source_rel);
 		}
 	}
+	list_free(ancestors);
 	MemoryContextSwitchTo(old);
 	return entry;
+}
+
+/*
+ * The relation's layout changed in the batch (DDL): the rows of the DELTAS
+ * tables reading it so far are in the old one, and what was made for them
+ * no longer fits.  Those tables are recomputed; the interests are made
+ * again for the new layout, and the queries' analyses, which name the old
+ * row type, before the next batch.
+ */
+static void
+layout_changed(InterestEntry *entry)
+{
+	ListCell   *lc;
+
+	foreach(lc, entry->interests)
+	{
+		Interest   *in = lfirst(lc);
+
+		if (in->table->analysis->strategy == MT_STRATEGY_DELTAS &&
+			in->use->relid == in->table->analysis->delta_source)
+			table_gives_up(in->table);
+	}
+	reread_wanted = true;
+}
+
+/* A relation's cache entry was invalidated: its interests are made again. */
+static void
+interests_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	InterestEntry *entry;
+
+	if (interests == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		entry = hash_search(interests, &relid, HASH_FIND, NULL);
+		if (entry)
+			entry->built = false;
+		return;
+	}
+	hash_seq_init(&status, interests);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		entry->built = false;
 }
 
 /*
@@ -895,6 +952,11 @@ mt_continuous_worker_tables_changed(List *mts)
 	ctl.hcxt = tables_context;
 	interests = hash_create("materialized_table interests", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	if (!interests_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(interests_invalidate, (Datum) 0);
+		interests_callback_registered = true;
+	}
 	return true;
 }
 
@@ -1217,27 +1279,6 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 	entry = interests_of(rel);
 	if (entry->interests == NIL)
 		return;
-	if (!same_layout(entry->layout, RelationGetDescr(rel)))
-	{
-		/*
-		 * The relation's layout changed in the batch (DDL): the rows of the
-		 * DELTAS tables reading it so far are in the old one, and what was
-		 * made for them no longer fits.  Those tables are recomputed; the
-		 * interests are made again for the new layout.
-		 */
-		foreach(lc, entry->interests)
-		{
-			Interest   *in = lfirst(lc);
-
-			if (in->table->analysis->strategy == MT_STRATEGY_DELTAS &&
-				in->use->relid == in->table->analysis->delta_source)
-				table_gives_up(in->table);
-		}
-		entry->built = false;
-		entry = interests_of(rel);
-		/* the queries' analyses name the old row type: made again */
-		reread_wanted = true;
-	}
 
 	old = MemoryContextSwitchTo(batch_context);
 	foreach(lc, entry->interests)
@@ -2442,9 +2483,12 @@ apply_table(ContTable *t, TableState *st)
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
 		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		bool		whole;
 
-		req.filter = mt_deltas_apply(set);
-		if (named != NIL)
+		req.filter = mt_deltas_apply(set, &whole);
+		/* a NaN or an infinity summed: recomputed in full, below */
+		full = mt_deltas_inexact(set);
+		if (!full && named != NIL)
 		{
 			start = GetCurrentTimestamp();
 			recompute_groups(t, named);
@@ -2454,9 +2498,9 @@ apply_table(ContTable *t, TableState *st)
 		req.source_view = mt_deltas_derived_view(t->relid);
 		/* the touched groups alone: matched by their group columns */
 		req.by_key = (named == NIL);
-		if (req.filter != NIL)
+		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
-		if (st->pending_since)
+		if (!full && st->pending_since)
 			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
 					   t->relid, InvalidOid, 0, false);
 	}

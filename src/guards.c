@@ -415,13 +415,14 @@ schedules_may_change(Node *parsetree)
 }
 
 /*
- * The partitioned tables whose rows the statement adds or takes away
- * without changes to decode: ATTACH or DETACH PARTITION (the table and its
- * ancestors), DROP TABLE of a partition (its ancestors).  Read before the
- * statement runs, while the partitions are still attached.
+ * The tables whose rows the statement adds or takes away without changes
+ * to decode: ATTACH or DETACH PARTITION (the table and its ancestors),
+ * INHERIT or NO INHERIT (the parent and its ancestors), DROP TABLE of a
+ * partition or an inheritance child (its ancestors).  Read before the
+ * statement runs, while the children are still attached.
  */
 static List *
-partitions_changing(Node *parsetree)
+parents_changing(Node *parsetree)
 {
 	List	   *result = NIL;
 	ListCell   *lc;
@@ -435,12 +436,22 @@ partitions_changing(Node *parsetree)
 			AlterTableType type = ((AlterTableCmd *) lfirst(lc))->subtype;
 			Oid			relid;
 
+			if (type == AT_AddInherit || type == AT_DropInherit)
+			{
+				/* the child's rows join or leave its new or old parent's */
+				relid = RangeVarGetRelid((RangeVar *) ((AlterTableCmd *) lfirst(lc))->def,
+										 NoLock, true);
+				if (OidIsValid(relid))
+					result = list_concat(result,
+										 lcons_oid(relid, mt_ancestor_relations(relid)));
+				continue;
+			}
 			if (type != AT_AttachPartition && type != AT_DetachPartition &&
 				type != AT_DetachPartitionFinalize)
 				continue;
 			relid = RangeVarGetRelid(alter->relation, NoLock, true);
 			if (OidIsValid(relid))
-				result = lcons_oid(relid, get_partition_ancestors(relid));
+				result = list_concat(result, lcons_oid(relid, mt_ancestor_relations(relid)));
 			break;
 		}
 	}
@@ -450,8 +461,8 @@ partitions_changing(Node *parsetree)
 		{
 			Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(lfirst(lc)), NoLock, true);
 
-			if (OidIsValid(relid) && get_rel_relispartition(relid))
-				result = list_concat(result, get_partition_ancestors(relid));
+			if (OidIsValid(relid))
+				result = list_concat(result, mt_ancestor_relations(relid));
 		}
 	}
 	return result;
@@ -534,7 +545,7 @@ mt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	/* (ours attach only new, empty partitions of materialized tables) */
 	if (mt_internal_depth == 0 && mt_extension_ready())
 	{
-		partitioned = list_concat(partitions_changing(parsetree), policy_changing(parsetree));
+		partitioned = list_concat(parents_changing(parsetree), policy_changing(parsetree));
 		persistence_changed = persistence_changing(parsetree);
 	}
 

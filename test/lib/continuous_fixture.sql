@@ -42,6 +42,23 @@ CREATE MATERIALIZED TABLE load.rich FRESHNESS = INTERVAL '2' SECOND AS
   SELECT id, grp, balance FROM load.accounts WHERE balance > 900;
 CREATE MATERIALIZED TABLE load.global FRESHNESS = INTERVAL '1' SECOND AS
   SELECT count(*) AS n, sum(amount) AS total FROM load.orders;
+CREATE MATERIALIZED TABLE load.global_deltas FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT count(*) AS n, sum(balance) AS total, avg(balance) AS average FROM load.accounts;
+CREATE MATERIALIZED TABLE load.byexpr FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT id % 10 AS bucket, count(*) AS n, sum(balance * 2) AS doubled FROM load.accounts GROUP BY 1;
+CREATE MATERIALIZED TABLE load.filtered FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, count(*) FILTER (WHERE balance > 500) AS big, sum(balance) FILTER (WHERE free IS NULL) AS nofree
+  FROM load.accounts GROUP BY grp HAVING count(*) > 99;
+CREATE MATERIALIZED TABLE load.scales FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, sum(CASE WHEN free IS NULL THEN balance ELSE balance * 1.5 END) AS mixed,
+         sum(balance) * 1.0 / count(*) AS mean
+  FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.joinshare FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.ds, sum(CASE WHEN c.region = 'region 1' THEN o.customer_id ELSE 0 END) * 100.0 / sum(o.customer_id) AS share
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY o.ds;
+CREATE MATERIALIZED TABLE load.joinglobal FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT count(*) AS n, sum(o.customer_id) AS customers FROM load.orders o
+  JOIN load.customers c ON c.id = o.customer_id WHERE c.region <> 'region 0';
 CREATE MATERIALIZED TABLE load.leftjoin FRESHNESS = INTERVAL '1' SECOND AS
   SELECT c.id, c.region, count(o.id) AS orders FROM load.customers c
   LEFT JOIN load.orders o ON o.customer_id = c.id GROUP BY c.id, c.region;

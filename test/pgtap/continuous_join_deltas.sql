@@ -49,14 +49,21 @@ SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_jd.by_region FRESHNESS = INTERVAL '1' SECOND AS
     SELECT c.region, count(*) AS n, sum(o.amount) AS total
       FROM tap_jd.orders o, tap_jd.customers c WHERE c.id = o.customer_id AND o.amount > 2
-     GROUP BY c.region
+     GROUP BY c.region;
+  CREATE MATERIALIZED TABLE tap_jd.region_pairs FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT c1.region AS from_region, c2.region AS to_region, count(*) AS n, sum(o.amount) AS total
+      FROM tap_jd.orders o JOIN tap_jd.customers c1 ON c1.id = o.customer_id
+      JOIN tap_jd.customers c2 ON c2.id = 1 + o.customer_id % 200
+     GROUP BY c1.region, c2.region
 $m$)$$, 'aggregates over a join are created');
 SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
-            WHERE relid IN ('by_day_region'::regclass, 'by_region'::regclass)),
-          ARRAY['DELTAS', 'DELTAS'], 'both are kept by deltas through the join');
+            WHERE relid IN ('by_day_region'::regclass, 'by_region'::regclass, 'region_pairs'::regclass)),
+          ARRAY['DELTAS', 'DELTAS', 'DELTAS'],
+          'all are kept by deltas through the join, also with customers read twice (orders adjust)');
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state
-                        WHERE relid IN ('tap_jd.by_day_region'::regclass, 'tap_jd.by_region'::regclass)$$, 30),
+                        WHERE relid IN ('tap_jd.by_day_region'::regclass, 'tap_jd.by_region'::regclass,
+                                        'tap_jd.region_pairs'::regclass)$$, 30),
             NULL, 'the worker takes them up');
 
 UPDATE orders SET amount = amount + 3 WHERE id IN (7, 8, 9);
