@@ -365,6 +365,8 @@ CREATE INDEX lineitem_suppkey ON lineitem (l_suppkey);
 --     quantity (and extended price) and discount -- and 0.1% deleted and
 --     0.1% inserted with their orders: RF2 and RF1 of the spec, each of
 --     0.1% of the orders; 1% in all for fraction 0.01
+--   'lineitem_updates': fraction of lineitem's rows updated as above, and
+--     nothing else (orders untouched)
 --   'partsupp': fraction of partsupp's rows get a new supply cost and
 --     available quantity (for the queries that read no lineitem or orders)
 CREATE OR REPLACE FUNCTION tpch_change(kind text, fraction float8) RETURNS bigint
@@ -375,6 +377,18 @@ DECLARE
     n bigint;
     gone int[];
 BEGIN
+    IF kind = 'lineitem_updates' THEN
+        UPDATE lineitem l
+           SET l_quantity = u.q, l_extendedprice = u.q * tpch_retailprice(l.l_partkey),
+               l_discount = u.d
+          FROM (SELECT l_orderkey, l_linenumber, tpch_rand(1, 50)::numeric AS q, tpch_rand(0, 10) / 100.0 AS d
+                  FROM lineitem WHERE random() < fraction) u
+         WHERE (l.l_orderkey, l.l_linenumber) = (u.l_orderkey, u.l_linenumber);
+        GET DIAGNOSTICS changed = ROW_COUNT;
+        RETURN changed;
+    ELSIF kind <> 'lineitem' AND kind <> 'partsupp' THEN
+        RAISE EXCEPTION 'unknown change kind %', kind;
+    END IF;
     IF kind = 'partsupp' THEN
         UPDATE partsupp SET ps_supplycost = tpch_rand(100, 100000) / 100.0,
                             ps_availqty = tpch_rand(1, 9999)
