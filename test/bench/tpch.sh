@@ -39,20 +39,33 @@
 #      a fresh session; then the table compared with its query, EXCEPT ALL
 #      both ways: any difference is printed as a MISMATCH with its rows.
 #   3. DROP both; wait until the worker has dropped the slot.
-# Columns: rows = rows the change inserted, updated or deleted; cycle ms =
-# the whole cycle of the worker that applied it, from the start of its
-# decoding to its return to idle after its commits, as pg_stat_activity
-# shows them (round.sql); decode ms = the part of it before the worker
-# turned to the table (decoding, with the work of tables that fold or key
-# changes as they are decoded); history ms = the sum of the table's
-# refresh_history durations of that cycle: its apply alone, without
-# decoding and commits, so it is shown beside, not used for the speedup;
-# RMV ms = REFRESH MATERIALIZED VIEW; speedup = RMV ms / cycle ms, of the
-# medians over the rounds (the median speedup is over the queries);
-# visible ms = from the change's commit to the end of the cycle, the wait
-# for the worker's next cycle included.  VACUUM before each change leaves
-# every row version the cycle and the view's refresh read hinted but the
-# change's own.
+# Columns: maintenance and strategy = materialized_tables.maintenance and
+# continuous_state.strategy (KEYS, DELTAS or FULL) once the worker took the
+# table up; rows = rows the change inserted, updated or deleted; cycle ms =
+# the whole cycle of the worker that applied the change, from the start of
+# its decoding to its return to idle after its commits, as
+# pg_stat_activity shows them (round.sql); decode ms = the part of it
+# before the worker turned to the table (decoding, with the work of tables
+# that fold changes as they are decoded); pre ms = the worker process's
+# CPU time while the change ran, before its commit: a cycle then decodes
+# the WAL flushed so far, which the cycle after the commit need not do
+# again (0 when nothing was flushed meanwhile); incr ms = cycle ms + pre
+# ms, the incremental side: what the worker spent to bring the table up to
+# date with the change; RMV ms = the full side: REFRESH MATERIALIZED VIEW
+# of the same query, right after the cycle, in a fresh session; ratio =
+# RMV ms / incr ms, of the medians over the rounds (above 1: the worker is
+# faster; the median ratio is over the tables); visible ms = from the
+# change's commit to the end of the cycle, the wait for the worker's next
+# cycle included; check = the table equal to its query after every round;
+# path = what the analysis says a cycle does with this change, source by
+# source (from maintenance_detail): deltas (the changed rows adjust the
+# table), groups (the groups or rows the changed rows name are
+# recomputed), whole (the whole table is recomputed).  rounds.tsv also has
+# the worker's CPU time from the change's start to the cycle's end (not
+# that of the processes it starts: parallel workers, the history row's
+# writer) and the history's apply (the refresh_history durations of the
+# cycle's runs).  VACUUM before each change leaves every row version the
+# cycle and the view's refresh read hinted but the change's own.
 #
 # With MT_TPCH_BARE, queries are also run without their final ORDER BY /
 # LIMIT ("bare" rows of the table, Q03b ...): by default those with a
@@ -71,14 +84,26 @@
 #   MT_TPCH_QUERIES  query numbers (default 1 ... 22)
 #   MT_TPCH_ROUNDS   changes measured per query (default 3)
 #   MT_TPCH_CHANGE   fraction of lineitem (or partsupp) changed (default 0.01)
+#   MT_TPCH_UPDATES_ONLY=1  the change of lineitem is updates alone: no
+#                    order (or its lines) deleted or inserted, orders
+#                    untouched (tpch_change 'lineitem_updates')
 #   MT_TPCH_BARE     limit (default), all or none (see above)
 #   MT_TPCH_OUT      directory for the per-round figures and mismatches
-#                    (default test/bench/out/tpch-<date>)
+#                    (default test/bench/out/tpch-<date>); table_SF.md is
+#                    each scale factor's table in Markdown, for docs/
+#   MT_TPCH_SMOKE=1  the smoke run: SF 0.01, one round (under a minute);
+#                    its point is the check, its figures mean little
 set -euo pipefail
-SFS=${MT_TPCH_SF:-0.01 0.1}
+if [ "${MT_TPCH_SMOKE:-0}" = 1 ]; then
+    SFS=${MT_TPCH_SF:-0.01}
+    ROUNDS=${MT_TPCH_ROUNDS:-1}
+else
+    SFS=${MT_TPCH_SF:-0.01 0.1}
+    ROUNDS=${MT_TPCH_ROUNDS:-3}
+fi
 QUERIES=${MT_TPCH_QUERIES:-$(seq -s ' ' 1 22)}
-ROUNDS=${MT_TPCH_ROUNDS:-3}
 CHANGE=${MT_TPCH_CHANGE:-0.01}
+UPDATES_ONLY=${MT_TPCH_UPDATES_ONLY:-0}
 BARE=${MT_TPCH_BARE:-limit}
 DB=${MT_BENCH_DB:-mt_tpch}
 BENCH_NAME=mt_tpch BENCH_PORT=55435
@@ -115,7 +140,7 @@ has_final_order() { tail -1 "$T/queries/q$(printf %02d "$1").sql" | grep -qi '^ 
 # the queries that read neither
 change_kind() {
     if grep -qE '\b(lineitem|orders)\b' "$T/queries/q$(printf %02d "$1").sql"; then
-        echo lineitem
+        if [ "$UPDATES_ONLY" = 1 ]; then echo lineitem_updates; else echo lineitem; fi
     else
         echo partsupp
     fi
@@ -154,11 +179,46 @@ check() {
     echo $((only_t + only_q))
 }
 
+# sources N: the sources of query N that the change of its kind writes
+changed_sources() {
+    local f=$T/queries/q$(printf %02d "$1").sql
+    case "$(change_kind "$1")" in
+    partsupp) echo partsupp ;;
+    lineitem_updates) grep -qE '\blineitem\b' "$f" && echo lineitem ;;
+    *)
+        grep -qE '\blineitem\b' "$f" && printf 'lineitem '
+        grep -qE '\borders\b' "$f" && printf 'orders '
+        echo
+        ;;
+    esac
+}
+# path STRATEGY DETAIL SOURCES...: what a cycle does with a change of these
+# sources, by the analysis (maintenance_detail): "lineitem deltas, orders
+# whole" (see the header)
+path() {
+    local strategy=$1 detail=$2 src out=() p
+    shift 2
+    for src in "$@"; do
+        if [ "$strategy" = FULL ] || [[ "$detail" == *"a change of $src recomputes the whole table"* ]]; then
+            p=whole
+        elif [ "$strategy" = KEYS ]; then
+            p=groups
+        elif [[ "$detail" == *"each changed row of $src,"* ]] || [[ "$detail" != *"each changed row of "* ]]; then
+            p=deltas
+        else
+            p=groups
+        fi
+        out+=("$src $p")
+    done
+    local IFS=,
+    echo "${out[*]}" | sed 's/,/, /g'
+}
+
 # run_query N VARIANT SF: measure one query; prints its row of the table
 # and appends the per-round figures to $OUT/rounds.tsv
 run_query() {
-    local n=$1 variant=$2 sf=$3 name query kind maint detail r
-    local -a cyc=() dec=() hist=() rmv=() vis=()
+    local n=$1 variant=$2 sf=$3 name query kind maint strategy detail cpath r
+    local -a cyc=() dec=() cpu=() pre=() inc=() rmv=() vis=()
     name=q$(printf %02d "$n")
     [ "$variant" = bare ] && name=${name}b
     query=$(query_text "$n" "$variant" "$sf")
@@ -170,59 +230,72 @@ run_query() {
         echo "  !!! $name: CREATE failed: $(cat "$OUT/create_$name.err")" >&2
         q "DROP MATERIALIZED VIEW ${name}_rmv" >/dev/null
         printf '%-5s %-15s %s\n' "$name" "(not created)" "see $OUT/create_$name.err" >>"$OUT/table_$sf.txt"
+        printf '| %s | not created | | | | no |\n' "$name" >>"$OUT/table_$sf.md"
+        MISMATCHES=$((MISMATCHES + 1))
         return
     fi
     wait_synced "$name"
-    maint=$(q "SELECT maintenance FROM materialized_table.materialized_tables WHERE table_name = '$name'::regclass")
-    detail=$(q "SELECT maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = '$name'::regclass")
-    printf '%s\t%s\t%s\t%s\n' "$sf" "$name" "$maint" "$detail" >>"$OUT/maintenance.tsv"
+    IFS='|' read -r maint strategy detail < <(q "SELECT m.maintenance, c.strategy, m.maintenance_detail
+          FROM materialized_table.materialized_tables m
+          JOIN materialized_table_internal.continuous_state c ON c.relid = m.table_name
+         WHERE m.table_name = '$name'::regclass")
+    # shellcheck disable=SC2046
+    cpath=$(path "$strategy" "$detail" $(changed_sources "$n"))
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$maint" "$strategy" "$cpath" "$detail" >>"$OUT/maintenance.tsv"
     local diffs=0 rows_changed=0 failed=
     for r in $(seq "$ROUNDS"); do
-        if [ "$kind" = lineitem ]; then
+        if [ "$kind" != partsupp ]; then
             q "VACUUM ANALYZE lineitem, orders" >/dev/null
         else
             q "VACUUM ANALYZE partsupp" >/dev/null
         fi
         q "VACUUM ANALYZE $name" >/dev/null
         q "CHECKPOINT" >/dev/null
-        local changed cycle_ms exact decode_ms history_ms history_runs visible_ms err rmv_ms d
-        IFS='|' read -r changed cycle_ms exact decode_ms history_ms history_runs visible_ms err < <(
-            "${PSQL[@]}" -At -c "CALL tpch_round('$kind', $CHANGE, '$name')")
+        local changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms err rmv_ms d
+        IFS='|' read -r changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms err < <(
+            "${PSQL[@]}" -At -c "CALL tpch_round('$kind', $CHANGE, '$name')") || true
         rmv_ms=$("${PSQL[@]}" -c '\timing on' -c "REFRESH MATERIALIZED VIEW ${name}_rmv" | ms)
         d=$(check "$name" "$query" "SF $sf $name round $r")
         diffs=$((diffs + d))
         [ "$d" = 0 ] || MISMATCHES=$((MISMATCHES + 1))
         if [ -z "$cycle_ms" ]; then
             err=${err:-no cycle measured}
-            cycle_ms=nan
+            cycle_ms=nan cpu_ms=nan pre_ms=0
         fi
         [ -n "$err" ] && failed="$err"
         rows_changed=$changed
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
-            "$cycle_ms" "$exact" "$decode_ms" "$history_ms" "$history_runs" "$visible_ms" "$rmv_ms" >>"$OUT/rounds.tsv"
-        cyc+=("$cycle_ms") hist+=("${history_ms:-0}") rmv+=("$rmv_ms") vis+=("$visible_ms")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
+            "$cycle_ms" "$exact" "$decode_ms" "$pre_ms" "$cpu_ms" "$history_ms" "$history_runs" "$visible_ms" \
+            "$rmv_ms" >>"$OUT/rounds.tsv"
+        cyc+=("$cycle_ms") cpu+=("$cpu_ms") pre+=("$pre_ms") rmv+=("$rmv_ms") vis+=("$visible_ms")
+        inc+=("$(awk -v c="$cycle_ms" -v p="$pre_ms" 'BEGIN {print c + p}')")
         [ -n "$decode_ms" ] && dec+=("$decode_ms")
     done
     "${PSQL[@]}" -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE $name')" \
         -c "DROP MATERIALIZED VIEW ${name}_rmv" >/dev/null
     wait_no_slot
-    local m_cyc m_dec=- m_hist m_rmv m_vis
+    local m_cyc m_dec=- m_cpu m_pre m_inc m_rmv m_vis m_ratio
     m_cyc=$(printf '%s\n' "${cyc[@]}" | median)
     [ "${#dec[@]}" = 0 ] || m_dec=$(printf '%s\n' "${dec[@]}" | median | awk '{printf "%.1f", $1}')
-    m_hist=$(printf '%s\n' "${hist[@]}" | median)
+    m_cpu=$(printf '%s\n' "${cpu[@]}" | median)
+    m_pre=$(printf '%s\n' "${pre[@]}" | median)
+    m_inc=$(printf '%s\n' "${inc[@]}" | median)
     m_rmv=$(printf '%s\n' "${rmv[@]}" | median)
     m_vis=$(printf '%s\n' "${vis[@]}" | median)
-    local verdict=ok
-    [ "$diffs" != 0 ] && verdict="MISMATCH ($diffs rows)"
-    [ -n "$failed" ] && verdict="FAILED: $failed"
-    printf '%-5s %-15s %-9s %6s %9.1f %9s %10.1f %9.1f %8s %10.0f  %s\n' "$name" "$maint" "$kind" \
-        "$rows_changed" "$m_cyc" "$m_dec" "$m_hist" "$m_rmv" "$(ratio "$m_rmv" "$m_cyc")" "$m_vis" "$verdict" |
-        tee -a "$OUT/table_$sf.txt"
-    printf '%s\n' "$(ratio "$m_rmv" "$m_cyc")" >>"$OUT/speedups_$sf.txt"
+    m_ratio=$(ratio "$m_rmv" "$m_inc")
+    local verdict=ok correct=yes
+    [ "$diffs" != 0 ] && verdict="MISMATCH ($diffs rows)" correct="no ($diffs rows differ)"
+    [ -n "$failed" ] && verdict="FAILED: $failed" correct="no (failed: $failed)"
+    printf '%-5s %-14s %-6s %6s %9.1f %9s %6.1f %9.1f %9.1f %7s %10.0f  %-6s  %s\n' "$name" "$maint" \
+        "$strategy" "$rows_changed" "$m_cyc" "$m_dec" "$m_pre" "$m_inc" "$m_rmv" "$m_ratio" "$m_vis" \
+        "$verdict" "$cpath" | tee -a "$OUT/table_$sf.txt"
+    printf '| %s | %s / %s | %s | %.0f | %.0f | %.2f | %s |\n' "$name" "$maint" "$strategy" "$cpath" "$m_inc" \
+        "$m_rmv" "$m_ratio" "$correct" >>"$OUT/table_$sf.md"
+    printf '%s\n' "$m_ratio" >>"$OUT/ratios_$sf.txt"
 }
 
-echo "=== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); scale factors $SFS; $ROUNDS rounds per query; figures in $OUT"
-printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\tdecode_ms\thistory_ms\thistory_runs\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
+echo "=== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); scale factors $SFS; $ROUNDS rounds per query; change of lineitem: $([ "$UPDATES_ONLY" = 1 ] && echo "updates only" || echo "updates, RF1 and RF2"); figures in $OUT"
+printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\tdecode_ms\tprecommit_cpu_ms\tworker_cpu_ms\thistory_ms\thistory_runs\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
 : >"$OUT/maintenance.tsv"
 for sf in $SFS; do
     echo
@@ -239,9 +312,14 @@ for sf in $SFS; do
     echo "    orders matching Q13's '%special%requests%': $(q "SELECT round(100.0 * count(*) FILTER (
         WHERE o_comment LIKE '%special%requests%') / count(*), 2) FROM orders")%;" \
         "suppliers with Customer...Complaints (Q16): $(q "SELECT count(*) FROM supplier WHERE s_comment LIKE '%Customer%Complaints%'")"
-    printf '%-5s %-15s %-9s %6s %9s %9s %10s %9s %8s %10s  %s\n' query maintenance change rows "cycle ms" \
-        "decode ms" "history ms" "RMV ms" speedup "visible ms" check | tee "$OUT/table_$sf.txt"
-    : >"$OUT/speedups_$sf.txt"
+    printf '%-5s %-14s %-6s %6s %9s %9s %6s %9s %9s %7s %10s  %-6s  %s\n' query maintenance strategy \
+        rows "cycle ms" "decode ms" "pre ms" "incr ms" "RMV ms" ratio "visible ms" check path |
+        tee "$OUT/table_$sf.txt"
+    {
+        echo "| query | maintenance / strategy | what a cycle does with the change | incremental ms | full ms (RMV) | ratio | correct |"
+        echo "|---|---|---|---:|---:|---:|---|"
+    } >"$OUT/table_$sf.md"
+    : >"$OUT/ratios_$sf.txt"
     for n in $QUERIES; do
         run_query "$n" spec "$sf"
     done
@@ -250,14 +328,15 @@ for sf in $SFS; do
             run_query "$n" bare "$sf"
         fi
     done
-    echo "  median speedup (RMV ms / cycle ms) over the $(wc -l <"$OUT/speedups_$sf.txt") tables: $(median <"$OUT/speedups_$sf.txt")" |
+    echo "  median ratio (RMV ms / incr ms) over the $(wc -l <"$OUT/ratios_$sf.txt") tables: $(median <"$OUT/ratios_$sf.txt");" \
+        "$(awk '$1 < 1' "$OUT/ratios_$sf.txt" | wc -l) below 1.0 (the cycle slower than the view's refresh)" |
         tee -a "$OUT/table_$sf.txt"
     echo "  (medians over $ROUNDS rounds; SF $sf took $(($(date +%s) - t0)) s)"
 done
 
 echo
 echo "=== maintenance_detail of each table"
-awk -F '\t' '{printf "  SF %-5s %-5s %-15s %s\n", $1, $2, $3, $4}' "$OUT/maintenance.tsv"
+awk -F '\t' '{printf "  SF %-5s %-5s %-15s %-6s %s\n", $1, $2, $3, $4, $6}' "$OUT/maintenance.tsv"
 echo
 echo "=== the run took $(($(date +%s) - RUN_START)) s; per-round figures in $OUT/rounds.tsv"
 if [ "$MISMATCHES" != 0 ]; then

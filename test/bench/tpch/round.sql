@@ -24,6 +24,14 @@
 --   history_runs how many runs those were
 --   visible_ms   from the commit of the change to the end of that cycle
 --                (includes the wait for the cycle to start)
+--   precommit_cpu_ms  CPU time of the worker process while the change ran,
+--                before its commit (/proc/PID/schedstat): decoding the
+--                change's WAL as it is flushed, which the cycle after the
+--                commit then need not do (0 when nothing was flushed)
+--   worker_cpu_ms  CPU time of the worker process from the start of the
+--                change to the end of the cycle that applied it: the
+--                precommit part and the cycle's own (not that of processes
+--                it starts: parallel workers, the history row's writer)
 --   failed       the error of a FAILED run of the table, if any
 -- The cycle that applied the change is the first whose end finds the
 -- table's continuous_state.applied_lsn past an LSN read in the change's
@@ -31,6 +39,13 @@
 -- that writes the table, to the end of the batch it decoded, and only for
 -- tables the batch had work for -- the change's, as nothing else writes
 -- the sources meanwhile.
+SET client_min_messages = warning;
+
+-- CPU time (ms) a process of the server has used so far
+CREATE OR REPLACE FUNCTION tpch_cpu_ms(pid int) RETURNS float8 LANGUAGE sql VOLATILE
+AS $$ SELECT split_part(pg_read_file('/proc/' || pid || '/schedstat'), ' ', 1)::float8 / 1e6 $$;
+
+DROP PROCEDURE IF EXISTS tpch_round;
 CREATE OR REPLACE PROCEDURE tpch_round(kind text, fraction float8, tbl regclass,
                                        INOUT changed bigint DEFAULT NULL,
                                        INOUT cycle_ms float8 DEFAULT NULL,
@@ -39,6 +54,8 @@ CREATE OR REPLACE PROCEDURE tpch_round(kind text, fraction float8, tbl regclass,
                                        INOUT history_ms float8 DEFAULT NULL,
                                        INOUT history_runs int DEFAULT NULL,
                                        INOUT visible_ms float8 DEFAULT NULL,
+                                       INOUT precommit_cpu_ms float8 DEFAULT NULL,
+                                       INOUT worker_cpu_ms float8 DEFAULT NULL,
                                        INOUT failed text DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -53,6 +70,7 @@ DECLARE
     w_state text;
     w_query text;
     w_change timestamptz;
+    cpu_start float8;
 BEGIN
     SELECT pid INTO worker FROM pg_stat_activity
      WHERE backend_type = 'materialized_table worker' AND datname = current_database();
@@ -60,10 +78,12 @@ BEGIN
         RAISE EXCEPTION 'no materialized_table worker runs for database %', current_database();
     END IF;
     SELECT coalesce(max(run_id), 0) INTO mark FROM materialized_table.refresh_history;
+    cpu_start := tpch_cpu_ms(worker);
     changed := tpch_change(kind, fraction);
     before_commit := pg_current_wal_insert_lsn();
     COMMIT;
     committed_at := clock_timestamp();
+    precommit_cpu_ms := tpch_cpu_ms(worker) - cpu_start;
     LOOP
         PERFORM pg_stat_clear_snapshot();
         SELECT state, query, state_change INTO w_state, w_query, w_change
@@ -76,6 +96,7 @@ BEGIN
                 -- a cycle ended: was it the one that applied the change?
                 IF (SELECT applied_lsn FROM materialized_table_internal.continuous_state
                      WHERE relid = tbl) > before_commit THEN
+                    worker_cpu_ms := tpch_cpu_ms(worker) - cpu_start;
                     cycle_ms := extract(epoch FROM w_change - cycle_start) * 1000;
                     visible_ms := extract(epoch FROM w_change - committed_at) * 1000;
                     EXIT;
