@@ -1,4 +1,4 @@
--- materialized_table--1.1.sql, assembled by the Makefile from the files in extension/
+-- materialized_table--1.2.sql, assembled by the Makefile from the files in extension/
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION materialized_table" to load this file. \quit

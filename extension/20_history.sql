@@ -22,8 +22,11 @@ CREATE TABLE materialized_table_internal.refresh_result (
     status text NOT NULL,
     rows bigint,
     error text,
+    -- how the rows were computed (since 1.2; see refresh_history)
+    strategy text,
     CONSTRAINT refresh_result_pkey PRIMARY KEY (run_id),
-    CONSTRAINT refresh_result_status_check CHECK (status IN ('SUCCEEDED', 'FAILED', 'SKIPPED'))
+    CONSTRAINT refresh_result_status_check CHECK (status IN ('SUCCEEDED', 'FAILED', 'SKIPPED')),
+    CONSTRAINT refresh_result_strategy_check CHECK (strategy IN ('FULL', 'KEYS', 'DELTAS'))
 );
 -- the trim looks for results older than the retention whose run row is gone
 CREATE INDEX refresh_result_finished_at_idx ON materialized_table_internal.refresh_result (finished_at);
@@ -55,7 +58,8 @@ SELECT r.run_id,
        END AS error,
        o.finished_at - r.started_at AS duration,
        r.cascade_id,
-       r.pid
+       r.pid,
+       o.strategy
   FROM materialized_table_internal.refresh_run r
   LEFT JOIN materialized_table_internal.refresh_result o USING (run_id);
 REVOKE ALL ON materialized_table_internal.history FROM PUBLIC;

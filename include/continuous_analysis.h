@@ -90,6 +90,8 @@ typedef struct MtDeltaOutput
 	char	   *name;
 	Expr	   *expr;			/* over Var(1, n): the n-th group column,
 								 * then the aggregates' values, in order */
+	bool		junk;			/* only sorted by (ORDER BY ... LIMIT) */
+	Index		sortref;		/* its place in the ORDER BY, or 0 */
 } MtDeltaOutput;
 
 typedef struct MtAnalysis
@@ -111,6 +113,13 @@ typedef struct MtAnalysis
 	List	   *aggs;			/* MtDeltaAgg */
 	List	   *outputs;		/* MtDeltaOutput, in the result's order */
 	Node	   *having;			/* HAVING, over the same Vars; or NULL */
+	bool		topk;			/* ORDER BY ... LIMIT / OFFSET: the first
+								 * rows of the state, the table is refreshed
+								 * whole when a group changed */
+	List	   *sort_clause;	/* with topk: SortGroupClause of the outputs */
+	Node	   *limit_count;	/* with topk: LIMIT, OFFSET, as the query's */
+	Node	   *limit_offset;
+	LimitOption limit_option;
 	bool		plain_outputs;	/* each output is a group column or one
 								 * aggregate alone, and no HAVING */
 	char	   *rows_sql;		/* the rows before aggregation: group

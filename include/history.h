@@ -34,7 +34,8 @@ extern int64 mt_history_cascade_id;
 extern MtHistoryRun *mt_history_start(Oid relid, const char *trigger,
 									  const char *partition, TimestampTz started,
 									  bool autonomous);
-extern void mt_history_succeeded(MtHistoryRun *run, int64 rows);
+/* strategy: how the refresh computed the rows (FULL, KEYS, DELTAS) */
+extern void mt_history_succeeded(MtHistoryRun *run, int64 rows, const char *strategy);
 extern void mt_history_failed(MtHistoryRun *run, const char *error);
 extern void mt_history_note(Oid relid, const char *trigger, const char *partition,
 							const char *status, const char *error, bool autonomous);

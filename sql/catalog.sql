@@ -57,7 +57,7 @@ SELECT options->>'fillfactor' AS fillfactor, options ? 'partition.fields.ds.date
   FROM materialized_table.materialized_tables WHERE table_name = 'c1'::regclass;
 
 -- the refresh history
-SELECT table_name, trigger, partition, status, rows, error, finished_at >= started_at AS ordered, duration >= '0' AS timed
+SELECT table_name, trigger, partition, status, rows, error, strategy, finished_at >= started_at AS ordered, duration >= '0' AS timed
   FROM materialized_table.refresh_history WHERE table_name::text LIKE 'c_' AND trigger IN ('CREATE', 'MANUAL') ORDER BY run_id;
 -- a failed refresh is recorded with its error, and the table keeps its content
 ALTER TABLE src ADD COLUMN zero int DEFAULT 0;

@@ -110,6 +110,19 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_global_empty FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, sum(v) AS total, avg(v) AS mean FROM cont.s WHERE v < 0$$);
 
+-- the first groups by an ORDER BY (LIMIT, OFFSET, WITH TIES): deltas keep
+-- every group's state, the first rows are rewritten when a group changed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_topk FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, sum(v) AS total FROM cont.s GROUP BY g ORDER BY total DESC, g LIMIT 3;
+  CREATE MATERIALIZED TABLE d_topk_hidden FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g FROM cont.s GROUP BY g ORDER BY count(*) DESC, sum(v), g OFFSET 1 LIMIT 2;
+  CREATE MATERIALIZED TABLE d_topk_ties FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT b, count(*) AS n FROM cont.s GROUP BY b ORDER BY n DESC FETCH FIRST 1 ROW WITH TIES;
+  CREATE MATERIALIZED TABLE d_topk_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.customer_id, c.region, sum(o.amount) AS revenue FROM cont.o JOIN cont.c ON c.id = o.customer_id
+        GROUP BY o.customer_id, c.region ORDER BY revenue DESC, o.customer_id LIMIT 5$$);
+
 -- DISTINCT
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_distinct FRESHNESS = INTERVAL '1' SECOND
@@ -154,6 +167,31 @@ SELECT materialized_table.execute($$
     AS SELECT o.ds, c1.region, count(*) AS n, sum(o.amount) AS total
          FROM cont.o JOIN cont.c c1 ON c1.id = o.customer_id JOIN cont.c c2 ON c2.id = o.customer_id + 1
         WHERE c2.region <> 'region 0' GROUP BY o.ds, c1.region$$);
+-- subqueries in FROM that filter, join and compute are read as the query
+-- written inline (TPC-H Q7, Q8, Q9): deltas and keys through them
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_from_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.region, count(*) AS n, sum(x.twice) AS total
+         FROM (SELECT c.region, o.amount * 2 AS twice FROM cont.o JOIN cont.c ON c.id = o.customer_id
+                WHERE o.amount > 1) AS x GROUP BY x.region;
+  CREATE MATERIALIZED TABLE d_nested_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT y.ds, c.region, count(*) AS n FROM (SELECT z.ds, z.customer_id FROM (SELECT * FROM cont.o) z
+                                                  WHERE z.amount > 3) y, cont.c
+        WHERE c.id = y.customer_id GROUP BY y.ds, c.region;
+  CREATE MATERIALIZED TABLE k_from_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.id, x.r FROM (SELECT o.id, c.region AS r FROM cont.o, cont.c WHERE c.id = o.customer_id) x
+        WHERE x.r <> 'region 2';
+  CREATE MATERIALIZED TABLE d_subquery_row FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.g, count(*) AS n FROM (SELECT g, v FROM cont.s) x WHERE x IS NOT NULL GROUP BY x.g$$);
+-- a side of an inner JOIN ... ON too (its WHERE joins the ON clause); not
+-- one of an outer join, or one that aggregates (f_from_subquery)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, x.order_id FROM cont.c JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
+         ON x.customer_id = c.id;
+  CREATE MATERIALIZED TABLE f_outer_joined_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, x.order_id FROM cont.c LEFT JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
+         ON x.customer_id = c.id$$);
 -- a select-project-join
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_spj FRESHNESS = INTERVAL '1' SECOND
@@ -171,10 +209,45 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_full_join FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, o.id AS order_id FROM cont.o FULL JOIN cont.c ON o.customer_id = c.id$$);
 
+-- window functions: a result column in the PARTITION BY of every window
+-- is a key, the partitions a change names are recomputed whole; windows
+-- over the whole result (no such column) are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
+  CREATE MATERIALIZED TABLE k_windows_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT o.id, c.region, sum(o.amount) OVER (PARTITION BY c.region, o.ds ORDER BY o.id) AS running,
+              count(*) OVER (PARTITION BY c.region) AS in_region
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id;
+  CREATE MATERIALIZED TABLE k_window_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n, rank() OVER (PARTITION BY g ORDER BY count(*) DESC, b) AS r
+         FROM cont.s GROUP BY g, b;
+  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
+
+-- set operations: each branch names the result columns by position, and
+-- the rows with the values a change names are recomputed (they come from
+-- branch rows with those values alone)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_all FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g AS k, count(*) AS n FROM cont.s GROUP BY g
+       UNION ALL SELECT o.customer_id, count(*) FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY o.customer_id;
+  CREATE MATERIALIZED TABLE k_intersect FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT customer_id AS id FROM cont.o WHERE amount > 5 INTERSECT SELECT id FROM cont.c WHERE region <> 'region 0';
+  CREATE MATERIALIZED TABLE k_except_all FRESHNESS = INTERVAL '1' SECOND
+    AS (SELECT g, b FROM cont.s EXCEPT ALL SELECT g, b FROM cont.s WHERE v > 10) UNION SELECT id, true FROM cont.c$$);
+-- a branch names the columns it reads (region as src); one whose columns
+-- are constants names none: its source's change recomputes the table
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_union_columns FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, region FROM cont.c;
+  CREATE MATERIALIZED TABLE k_union_constant FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id, 's' AS src FROM cont.s UNION ALL SELECT 0, 'c' FROM cont.c$$);
+
 -- every other query is recomputed when a source changed
 SELECT materialized_table.execute($$
-  CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, max(v) AS top FROM cont.s;
   CREATE MATERIALIZED TABLE f_sublink FRESHNESS = INTERVAL '1' SECOND
@@ -183,8 +256,6 @@ SELECT materialized_table.execute($$
     AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
   CREATE MATERIALIZED TABLE f_with FRESHNESS = INTERVAL '1' SECOND
     AS WITH big AS (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
-  CREATE MATERIALIZED TABLE f_union FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id FROM cont.s UNION SELECT id FROM cont.c;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
   CREATE MATERIALIZED TABLE f_distinct_on FRESHNESS = INTERVAL '1' SECOND

@@ -375,6 +375,19 @@ position_of(List *list, Node *node)
 }
 
 /*
+ * Whether tle is a result column of the derived view: one of the query's,
+ * or, with ORDER BY ... LIMIT, an expression it is sorted by.
+ */
+static bool
+is_output(Query *q, MtAnalysis *a, TargetEntry *tle)
+{
+	if (!tle->resjunk)
+		return true;
+	return a->topk && tle->ressortgroupref != 0 &&
+		get_sortgroupref_clause_noerr(tle->ressortgroupref, q->sortClause) != NULL;
+}
+
+/*
  * mt_delta_outputs
  *		The aggregates the query's result columns and HAVING read (a->aggs)
  *		and the result columns and HAVING over them (a->outputs,
@@ -387,10 +400,11 @@ mt_delta_outputs(Query *q, List *group_tles, MtAnalysis *a)
 	OutputContext cx = {NIL, NIL, true};
 	ListCell   *lc;
 
+	a->topk = (q->limitCount != NULL || q->limitOffset != NULL);
 	foreach(lc, group_tles)
 		cx.groups = lappend(cx.groups, ((TargetEntry *) lfirst(lc))->expr);
 	foreach(lc, q->targetList)
-		if (!((TargetEntry *) lfirst(lc))->resjunk)
+		if (is_output(q, a, lfirst(lc)))
 			(void) collect_aggrefs((Node *) ((TargetEntry *) lfirst(lc))->expr, &cx);
 	(void) collect_aggrefs(q->havingQual, &cx);
 	if (!cx.ok)
@@ -404,18 +418,22 @@ mt_delta_outputs(Query *q, List *group_tles, MtAnalysis *a)
 		a->aggs = lappend(a->aggs, d);
 	}
 
-	a->plain_outputs = (q->havingQual == NULL);
+	a->plain_outputs = (q->havingQual == NULL && !a->topk);
 	foreach(lc, q->targetList)
 	{
 		TargetEntry *tle = lfirst(lc);
 		MtDeltaOutput *out;
 
-		if (tle->resjunk)
+		if (!is_output(q, a, tle))
 			continue;
 		out = palloc(sizeof(MtDeltaOutput));
-		out->name = pstrdup(tle->resname);
+		out->name = tle->resname ? pstrdup(tle->resname) : NULL;
 		out->expr = (Expr *) over_state((Node *) tle->expr, &cx);
+		out->junk = tle->resjunk;
+		out->sortref = a->topk ? tle->ressortgroupref : 0;
 		a->outputs = lappend(a->outputs, out);
+		if (tle->resjunk)
+			continue;
 		if (IsA(tle->expr, Aggref))
 		{
 			MtDeltaAgg *d = list_nth(a->aggs, position_of(cx.aggrefs, (Node *) tle->expr));
@@ -431,6 +449,13 @@ mt_delta_outputs(Query *q, List *group_tles, MtAnalysis *a)
 			a->plain_outputs = false;
 	}
 	a->having = over_state(q->havingQual, &cx);
+	if (a->topk)
+	{
+		a->sort_clause = copyObject(q->sortClause);
+		a->limit_count = copyObject(q->limitCount);
+		a->limit_offset = copyObject(q->limitOffset);
+		a->limit_option = q->limitOption;
+	}
 	return cx.ok;
 }
 
@@ -581,10 +606,20 @@ mt_delta_derived_sql(MtAnalysis *a, const char *state)
 	{
 		MtDeltaOutput *out = lfirst(lc);
 
-		q->targetList = lappend(q->targetList,
-								makeTargetEntry(copyObject(out->expr), resno++,
-												pstrdup(out->name), false));
+		TargetEntry *tle = makeTargetEntry(copyObject(out->expr), resno++,
+										   out->name ? pstrdup(out->name) : NULL,
+										   out->junk);
+
+		tle->ressortgroupref = out->sortref;
+		q->targetList = lappend(q->targetList, tle);
 	}
 	q->jointree->quals = copyObject(a->having);
+	if (a->topk)
+	{
+		q->sortClause = copyObject(a->sort_clause);
+		q->limitCount = copyObject(a->limit_count);
+		q->limitOffset = copyObject(a->limit_offset);
+		q->limitOption = a->limit_option;
+	}
 	return mt_query_text(q);
 }

@@ -45,6 +45,7 @@
 #include "commands.h"
 #include "continuous_aggregates.h"
 #include "continuous_analysis.h"
+#include "continuous_flatten.h"
 
 const char *
 mt_strategy_name(MtStrategy strategy)
@@ -293,18 +294,31 @@ unsupported_shape(Oid viewid, Query *q)
 {
 	ListCell   *lc;
 
-	if (q->setOperations)
-		return "the query combines results with a set operation";
 	if (q->cteList)
 		return "the query uses WITH";
-	if (q->hasWindowFuncs)
-		return "the query uses window functions";
+	if (q->setOperations)
+	{
+		/* UNION, INTERSECT, EXCEPT: what its branches are */
+		if (q->limitCount || q->limitOffset)
+			return "the query uses LIMIT or OFFSET over a set operation";
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+			const char *why;
+
+			if (rte->rtekind != RTE_SUBQUERY)
+				continue;
+			if (rte->subquery->limitCount || rte->subquery->limitOffset)
+				return "a branch of the set operation uses LIMIT or OFFSET";
+			if ((why = unsupported_shape(viewid, rte->subquery)) != NULL)
+				return why;
+		}
+		return NULL;
+	}
 	if (q->hasTargetSRFs)
 		return "the query uses set-returning functions";
 	if (q->hasSubLinks)
 		return "the query uses subqueries in expressions";
-	if (q->limitCount || q->limitOffset)
-		return "the query uses LIMIT or OFFSET";
 	if (q->groupingSets)
 		return "the query uses grouping sets";
 	if (q->hasDistinctOn)
@@ -313,7 +327,8 @@ unsupported_shape(Oid viewid, Query *q)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
-		if (rte->rtekind == RTE_JOIN || is_view_self(rte, viewid))
+		/* RTE_RESULT: a subquery merged into the query */
+		if (rte->rtekind == RTE_JOIN || rte->rtekind == RTE_RESULT || is_view_self(rte, viewid))
 			continue;
 		if (rte->rtekind != RTE_RELATION)
 			return "the query reads from a subquery or a function";
@@ -780,6 +795,9 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	rows->groupDistinct = false;
 	rows->havingQual = NULL;
 	rows->sortClause = NIL;
+	rows->limitCount = NULL;
+	rows->limitOffset = NULL;
+	rows->limitOption = LIMIT_OPTION_DEFAULT;
 	return rows;
 }
 
@@ -912,7 +930,7 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	ListCell   *lc;
 	int			rtindex;
 
-	if (!q->hasAggs || q->distinctClause || q->groupingSets ||
+	if (!q->hasAggs || q->hasWindowFuncs || q->distinctClause || q->groupingSets ||
 		!inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	relids_under(q, (Node *) q->jointree, &rtindexes);
@@ -1031,6 +1049,33 @@ narrow_to_primary_key(MtSourceUse *use)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Is tle in the PARTITION BY of every window of q?  Then the rows with
+ * some values of it are computed from rows with those values alone, and
+ * recomputing them recomputes whole partitions.
+ */
+static bool
+partitions_every_window(Query *q, TargetEntry *tle)
+{
+	ListCell   *lc;
+
+	if (tle->ressortgroupref == 0)
+		return false;
+	foreach(lc, q->windowClause)
+	{
+		WindowClause *wc = lfirst(lc);
+		ListCell   *lp;
+		bool		found = false;
+
+		foreach(lp, wc->partitionClause)
+			if (((SortGroupClause *) lfirst(lp))->tleSortGroupRef == tle->ressortgroupref)
+				found = true;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* Whether a change of relid recomputes the whole table (one use names no key) */
 static bool
 relid_read_whole(MtAnalysis *a, Oid relid)
@@ -1047,32 +1092,40 @@ relid_read_whole(MtAnalysis *a, Oid relid)
 	return false;
 }
 
-static MtAnalysis *
-analyze_query_view(Oid viewid, Oid relid)
+/*
+ * Add to a the uses of q's relations, each with the result columns its
+ * changed rows name (names: q's result columns, in order).  A set
+ * operation's branches each name the result columns by position: the
+ * rows with some values of a result column come from branch rows with
+ * those values alone.  Returns whether some use names a key.  g: q's graph.
+ */
+static bool
+add_uses(Graph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 {
-	Relation	view = table_open(viewid, AccessShareLock);
-	Query	   *q = copyObject(get_view_query(view));
-	const char *why;
-	MtAnalysis *a;
-	Graph		g = {0};
 	List	   *candidates = NIL;	/* VarRef of key candidates, with ... */
 	List	   *candidate_names = NIL;	/* ... their result column names */
 	ListCell   *lc;
 	ListCell   *lr;
-	List	   *told = NIL;		/* relations said to recompute the table */
 	int			rtindex;
+	int			position = 0;
 	bool		any_keyed = false;
 
-	table_close(view, AccessShareLock);
+	if (q->setOperations)
+	{
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+			Graph		branch = {0};
 
-	why = unsupported_shape(viewid, q);
-	if (why)
-		return full_analysis(viewid, q, why);
-
-	a = palloc0(sizeof(MtAnalysis));
-	g.q = q;
-	g.nullable = palloc0(sizeof(bool) * (list_length(q->rtable) + 1));
-	walk_jointree(&g, (Node *) q->jointree, false);
+			if (rte->rtekind != RTE_SUBQUERY)
+				continue;
+			branch.q = rte->subquery;
+			branch.nullable = palloc0(sizeof(bool) * (list_length(rte->subquery->rtable) + 1));
+			walk_jointree(&branch, (Node *) rte->subquery->jointree, false);
+			any_keyed |= add_uses(&branch, rte->subquery, viewid, names, a);
+		}
+		return any_keyed;
+	}
 
 	/* key candidates: plain columns of relations no outer join can null */
 	foreach(lc, q->targetList)
@@ -1083,16 +1136,19 @@ analyze_query_view(Oid viewid, Oid relid)
 
 		if (tle->resjunk)
 			continue;
+		position++;
 		if ((q->hasAggs || q->groupClause) && tle->ressortgroupref == 0)
 			continue;
+		if (q->hasWindowFuncs && !partitions_every_window(q, tle))
+			continue;
 		var = base_var(q, (Node *) tle->expr);
-		if (var == NULL || g.nullable[var->varno])
+		if (var == NULL || g->nullable[var->varno])
 			continue;
 		ref = palloc(sizeof(VarRef));
 		ref->varno = var->varno;
 		ref->attno = var->varattno;
 		candidates = lappend(candidates, ref);
-		candidate_names = lappend(candidate_names, pstrdup(tle->resname));
+		candidate_names = lappend(candidate_names, pstrdup(list_nth(names, position - 1)));
 	}
 
 	/* one use per occurrence of a base relation */
@@ -1118,7 +1174,7 @@ analyze_query_view(Oid viewid, Oid relid)
 		for (attno = 1; attno <= natts; attno++)
 		{
 			VarRef		start = {rtindex, attno};
-			List	   *reach = reachable(&g, start);
+			List	   *reach = reachable(g, start);
 
 			foreach(lr, reach)
 			{
@@ -1144,6 +1200,41 @@ analyze_query_view(Oid viewid, Oid relid)
 		foreach(lr, use->key_columns)
 			a->keys = list_append_unique(a->keys, lfirst(lr));
 	}
+
+	return any_keyed;
+}
+
+static MtAnalysis *
+analyze_query_view(Oid viewid, Oid relid)
+{
+	Relation	view = table_open(viewid, AccessShareLock);
+	Query	   *q = copyObject(get_view_query(view));
+	const char *why;
+	MtAnalysis *a;
+	Graph		g = {0};
+	List	   *names;
+	ListCell   *lc;
+	ListCell   *lr;
+	List	   *told = NIL;		/* relations said to recompute the table */
+	bool		any_keyed;
+
+	table_close(view, AccessShareLock);
+
+	q = mt_flatten_from_subqueries(q);
+	why = unsupported_shape(viewid, q);
+	if (why)
+		return full_analysis(viewid, q, why);
+
+	a = palloc0(sizeof(MtAnalysis));
+	g.q = q;
+	g.nullable = palloc0(sizeof(bool) * (list_length(q->rtable) + 1));
+	walk_jointree(&g, (Node *) q->jointree, false);
+
+	names = NIL;
+	foreach(lc, q->targetList)
+		if (!((TargetEntry *) lfirst(lc))->resjunk)
+			names = lappend(names, ((TargetEntry *) lfirst(lc))->resname);
+	any_keyed = add_uses(&g, q, viewid, names, a);
 
 	if (try_deltas(&g, q, a))
 	{
@@ -1192,9 +1283,16 @@ analyze_query_view(Oid viewid, Oid relid)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
 		}
+		if (a->topk)
+			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
+								 a->reason);
 	}
+	else if (q->limitCount || q->limitOffset)
+		return full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum and avg that deltas maintain)");
 	else if (q->hasAggs && q->groupClause == NIL)
 		return full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
+	else if (!any_keyed && q->hasWindowFuncs)
+		return full_analysis(viewid, q, "no result column is in the PARTITION BY of every window function, so no change names the rows it affects");
 	else if (!any_keyed)
 		return full_analysis(viewid, q, "no change of a source names key values of the result");
 	else

@@ -186,6 +186,7 @@ typedef struct ContTable
 	TimestampTz oldest;			/* commit time of its oldest change */
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
+	MtStrategy	cycle_strategy; /* how the last apply computed the rows */
 	int			failures;		/* in a row, for the back-off */
 
 	/* measured costs, to choose between keys and a full recompute */
@@ -2498,6 +2499,12 @@ apply_table(ContTable *t, TableState *st)
 		req.source_view = mt_deltas_derived_view(t->relid);
 		/* the touched groups alone: matched by their group columns */
 		req.by_key = (named == NIL);
+		/* the first rows by ORDER BY may now come from any group */
+		if (t->analysis->topk && req.filter != NIL)
+		{
+			req.filter = NIL;
+			whole = true;
+		}
 		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
 		if (!full && st->pending_since)
@@ -2513,6 +2520,7 @@ apply_table(ContTable *t, TableState *st)
 		counts = recompute_full(t);
 		t->full_ms = measured(t->full_ms, elapsed_ms(start));
 	}
+	t->cycle_strategy = full ? MT_STRATEGY_FULL : t->analysis->strategy;
 
 	state_exec("UPDATE materialized_table_internal.continuous_state "
 			   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
@@ -2717,7 +2725,8 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 
 		t->failures = 0;
 
-		mt_history_succeeded(run, counts.inserted + counts.deleted);
+		mt_history_succeeded(run, counts.inserted + counts.deleted,
+							 mt_strategy_name(t->cycle_strategy));
 	}
 	return false;
 }

@@ -26,6 +26,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -67,6 +68,7 @@ typedef struct HistoryRow
 	int			partition_off;
 	int			status_off;
 	int			error_off;
+	int			strategy_off;
 	int			text_len;
 	bool		written;		/* set by the writer once committed */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
@@ -74,15 +76,15 @@ typedef struct HistoryRow
 
 static HistoryRow *
 history_row_make(HistoryRowKind kind, const char *trigger, const char *partition,
-				 const char *status, const char *error)
+				 const char *status, const char *error, const char *strategy)
 {
-	const char *strings[4] = {trigger, partition, status, error};
-	int			offsets[4];
+	const char *strings[5] = {trigger, partition, status, error, strategy};
+	int			offsets[5];
 	int			len = 0;
 	HistoryRow *row;
 	int			i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < lengthof(strings); i++)
 		len += strings[i] ? strlen(strings[i]) + 1 : 0;
 	row = palloc0(offsetof(HistoryRow, text) + len + 1);
 	row->kind = kind;
@@ -92,7 +94,7 @@ history_row_make(HistoryRowKind kind, const char *trigger, const char *partition
 	row->rows = -1;
 	row->cascade_id = mt_history_cascade_id;
 	len = 0;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < lengthof(strings); i++)
 	{
 		offsets[i] = -1;
 		if (strings[i])
@@ -106,6 +108,7 @@ history_row_make(HistoryRowKind kind, const char *trigger, const char *partition
 	row->partition_off = offsets[1];
 	row->status_off = offsets[2];
 	row->error_off = offsets[3];
+	row->strategy_off = offsets[4];
 	row->text_len = len;
 	return row;
 }
@@ -115,6 +118,18 @@ text_at(HistoryRow *row, int off, char *isnull)
 {
 	*isnull = (off < 0) ? 'n' : ' ';
 	return off < 0 ? (Datum) 0 : CStringGetTextDatum(row->text + off);
+}
+
+/*
+ * Does refresh_result have the strategy column (version 1.2)?  Until ALTER
+ * EXTENSION ... UPDATE adds it, results are written without.
+ */
+static bool
+catalog_has_strategy(void)
+{
+	Oid			result = get_relname_relid("refresh_result", mt_internal_namespace());
+
+	return OidIsValid(result) && get_attnum(result, "strategy") != InvalidAttrNumber;
 }
 
 /* Insert the row(s) with SPI in the current transaction. */
@@ -150,9 +165,10 @@ history_row_insert(HistoryRow *row)
 	}
 	if (row->kind != HISTORY_RUN)
 	{
-		Oid			types[5] = {INT8OID, TIMESTAMPTZOID, TEXTOID, INT8OID, TEXTOID};
-		Datum		values[5];
-		char		nulls[5] = "     ";
+		Oid			types[6] = {INT8OID, TIMESTAMPTZOID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
+		Datum		values[6];
+		char		nulls[6] = "      ";
+		bool		has_strategy = catalog_has_strategy();
 
 		values[0] = Int64GetDatum(row->run_id);
 		values[1] = TimestampTzGetDatum(row->finished_at);
@@ -160,10 +176,15 @@ history_row_insert(HistoryRow *row)
 		values[3] = Int64GetDatum(row->rows);
 		nulls[3] = row->rows < 0 ? 'n' : ' ';
 		values[4] = text_at(row, row->error_off, &nulls[4]);
-		if (mt_spi_execute_saved("INSERT INTO materialized_table_internal.refresh_result "
-								  "(run_id, finished_at, status, rows, error) "
-								  "VALUES ($1, $2, $3, $4, $5)",
-								  5, types, values, nulls, false, 0) != SPI_OK_INSERT)
+		values[5] = text_at(row, row->strategy_off, &nulls[5]);
+		if (mt_spi_execute_saved(has_strategy ?
+								 "INSERT INTO materialized_table_internal.refresh_result "
+								 "(run_id, finished_at, status, rows, error, strategy) "
+								 "VALUES ($1, $2, $3, $4, $5, $6)" :
+								 "INSERT INTO materialized_table_internal.refresh_result "
+								 "(run_id, finished_at, status, rows, error) "
+								 "VALUES ($1, $2, $3, $4, $5)",
+								 has_strategy ? 6 : 5, types, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not record a refresh result");
 	}
 	SPI_finish();
@@ -323,7 +344,7 @@ mt_history_start(Oid relid, const char *trigger, const char *partition,
 				 TimestampTz started, bool autonomous)
 {
 	MtHistoryRun *run = palloc0(sizeof(MtHistoryRun));
-	HistoryRow *row = history_row_make(HISTORY_RUN, trigger, partition, NULL, NULL);
+	HistoryRow *row = history_row_make(HISTORY_RUN, trigger, partition, NULL, NULL, NULL);
 
 	/*
 	 * A table created in this transaction may yet vanish with it: a row
@@ -356,9 +377,9 @@ mt_history_start(Oid relid, const char *trigger, const char *partition,
 }
 
 void
-mt_history_succeeded(MtHistoryRun *run, int64 rows)
+mt_history_succeeded(MtHistoryRun *run, int64 rows, const char *strategy)
 {
-	HistoryRow *row = history_row_make(HISTORY_RESULT, NULL, NULL, "SUCCEEDED", NULL);
+	HistoryRow *row = history_row_make(HISTORY_RESULT, NULL, NULL, "SUCCEEDED", NULL, strategy);
 
 	row->run_id = run->run_id;
 	row->finished_at = GetCurrentTimestamp();
@@ -370,7 +391,7 @@ mt_history_succeeded(MtHistoryRun *run, int64 rows)
 void
 mt_history_failed(MtHistoryRun *run, const char *error)
 {
-	HistoryRow *row = history_row_make(HISTORY_RESULT, NULL, NULL, "FAILED", error);
+	HistoryRow *row = history_row_make(HISTORY_RESULT, NULL, NULL, "FAILED", error, NULL);
 
 	row->run_id = run->run_id;
 	row->finished_at = GetCurrentTimestamp();
@@ -386,7 +407,7 @@ mt_history_note(Oid relid, const char *trigger, const char *partition,
 				const char *status, const char *error, bool autonomous)
 {
 	HistoryRow *row = history_row_make(HISTORY_RUN_AND_RESULT, trigger, partition,
-									   status, error);
+									   status, error, NULL);
 
 	row->run_id = next_run_id();
 	row->relid = relid;

@@ -840,7 +840,7 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 		rows = counts.inserted + counts.deleted;
 		mt_continuous_table_rewritten(relid);
 		mt_catalog_set_last_refresh(relid, started);
-		mt_history_succeeded(run, rows);
+		mt_history_succeeded(run, rows, "FULL");
 		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();

@@ -59,6 +59,20 @@ CREATE MATERIALIZED TABLE load.joinshare FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.joinglobal FRESHNESS = INTERVAL '1' SECOND AS
   SELECT count(*) AS n, sum(o.customer_id) AS customers FROM load.orders o
   JOIN load.customers c ON c.id = o.customer_id WHERE c.region <> 'region 0';
+CREATE MATERIALIZED TABLE load.topk FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, sum(balance) AS total FROM load.accounts GROUP BY grp ORDER BY total DESC, grp LIMIT 5;
+CREATE MATERIALIZED TABLE load.topjoin FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.customer_id, c.region, sum(o.amount) AS revenue FROM load.orders o
+  JOIN load.customers c ON c.id = o.customer_id GROUP BY o.customer_id, c.region
+  ORDER BY revenue DESC, o.customer_id LIMIT 10;
+CREATE MATERIALIZED TABLE load.fromsub FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT x.region, x.ds, count(*) AS n, sum(x.net) AS net
+  FROM (SELECT c.region, o.ds, o.amount - 1 AS net FROM load.orders o, load.customers c
+         WHERE c.id = o.customer_id) AS x GROUP BY x.region, x.ds;
+CREATE MATERIALIZED TABLE load.twice FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c1.region AS from_region, c2.region AS to_region, count(*) AS n
+  FROM load.orders o JOIN load.customers c1 ON c1.id = o.customer_id
+  JOIN load.customers c2 ON c2.id = 1 + o.customer_id % 500 GROUP BY 1, 2;
 CREATE MATERIALIZED TABLE load.leftjoin FRESHNESS = INTERVAL '1' SECOND AS
   SELECT c.id, c.region, count(o.id) AS orders FROM load.customers c
   LEFT JOIN load.orders o ON o.customer_id = c.id GROUP BY c.id, c.region;

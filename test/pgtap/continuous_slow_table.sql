@@ -33,7 +33,8 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_slow.quick FRESHNESS = INTERVAL '1' SECOND AS
     SELECT grp, count(*) AS n, sum(v) AS total FROM tap_slow.src GROUP BY grp;
   CREATE MATERIALIZED TABLE tap_slow.slow FRESHNESS = INTERVAL '1' SECOND AS
-    SELECT id, grp, rank() OVER (PARTITION BY grp ORDER BY v, id) AS r
+    -- a window over the whole result: each change recomputes it in full
+    SELECT id, grp, rank() OVER (ORDER BY v, id) AS r
       FROM tap_slow.other WHERE tap_slow.gate()$$) \g /dev/null
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state$$, 20),
             NULL, 'the worker takes both tables up');
