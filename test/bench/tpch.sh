@@ -41,7 +41,10 @@
 #   3. DROP both; wait until the worker has dropped the slot.
 # Columns: maintenance and strategy = materialized_tables.maintenance and
 # continuous_state.strategy (KEYS, DELTAS or FULL) once the worker took the
-# table up; rows = rows the change inserted, updated or deleted; cycle ms =
+# table up; rows = rows the change inserted, updated or deleted; cycles =
+# how the cycle that applied the change computed the table's rows, as
+# refresh_history.strategy says (FULL, KEYS, DELTAS; a/b when the rounds
+# differed); cycle ms =
 # the whole cycle of the worker that applied the change, from the start of
 # its decoding to its return to idle after its commits, as
 # pg_stat_activity shows them (round.sql); decode ms = the part of it
@@ -223,7 +226,7 @@ path() {
 # and appends the per-round figures to $OUT/rounds.tsv
 run_query() {
     local n=$1 variant=$2 sf=$3 name query kind maint strategy detail cpath r
-    local -a cyc=() dec=() cpu=() pre=() inc=() rmv=() vis=()
+    local -a cyc=() dec=() cpu=() pre=() inc=() rmv=() vis=() strat=()
     name=q$(printf %02d "$n")
     [ "$variant" = bare ] && name=${name}b
     query=$(query_text "$n" "$variant" "$sf")
@@ -256,8 +259,8 @@ run_query() {
         fi
         q "VACUUM ANALYZE $name" >/dev/null
         q "CHECKPOINT" >/dev/null
-        local changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms err rmv_ms d
-        IFS='|' read -r changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms err < <(
+        local changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms run_strategy err rmv_ms d
+        IFS='|' read -r changed cycle_ms exact decode_ms history_ms history_runs visible_ms pre_ms cpu_ms run_strategy err < <(
             "${PSQL[@]}" -At -c "CALL tpch_round('$kind', $CHANGE, '$name')") || true
         rmv_ms=$("${PSQL[@]}" -c '\timing on' -c "REFRESH MATERIALIZED VIEW ${name}_rmv" | ms)
         d=$(check "$name" "$query" "SF $sf $name round $r")
@@ -269,9 +272,10 @@ run_query() {
         fi
         [ -n "$err" ] && failed="$err"
         rows_changed=$changed
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
-            "$cycle_ms" "$exact" "$decode_ms" "$pre_ms" "$cpu_ms" "$history_ms" "$history_runs" "$visible_ms" \
-            "$rmv_ms" >>"$OUT/rounds.tsv"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sf" "$name" "$r" "$kind" "$changed" \
+            "$cycle_ms" "$exact" "$decode_ms" "$pre_ms" "$cpu_ms" "$history_ms" "$history_runs" "$run_strategy" \
+            "$visible_ms" "$rmv_ms" >>"$OUT/rounds.tsv"
+        strat+=("${run_strategy:-none}")
         cyc+=("$cycle_ms") cpu+=("$cpu_ms") pre+=("$pre_ms") rmv+=("$rmv_ms") vis+=("$visible_ms")
         inc+=("$(awk -v c="$cycle_ms" -v p="$pre_ms" 'BEGIN {print c + p}')")
         [ -n "$decode_ms" ] && dec+=("$decode_ms")
@@ -279,7 +283,9 @@ run_query() {
     "${PSQL[@]}" -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE $name')" \
         -c "DROP MATERIALIZED VIEW ${name}_rmv" >/dev/null
     wait_no_slot
-    local m_cyc m_dec=- m_cpu m_pre m_inc m_rmv m_vis m_ratio
+    local m_cyc m_dec=- m_cpu m_pre m_inc m_rmv m_vis m_ratio cycles
+    # the cycles' strategies: one word when every round's was the same
+    cycles=$(printf '%s\n' "${strat[@]}" | sort -u | paste -sd /)
     m_cyc=$(printf '%s\n' "${cyc[@]}" | median)
     [ "${#dec[@]}" = 0 ] || m_dec=$(printf '%s\n' "${dec[@]}" | median | awk '{printf "%.1f", $1}')
     m_cpu=$(printf '%s\n' "${cpu[@]}" | median)
@@ -291,16 +297,16 @@ run_query() {
     local verdict=ok correct=yes
     [ "$diffs" != 0 ] && verdict="MISMATCH ($diffs rows)" correct="no ($diffs rows differ)"
     [ -n "$failed" ] && verdict="FAILED: $failed" correct="no (failed: $failed)"
-    printf '%-5s %-14s %-6s %6s %9.1f %9s %6.1f %9.1f %9.1f %7s %10.0f  %-6s  %s\n' "$name" "$maint" \
-        "$strategy" "$rows_changed" "$m_cyc" "$m_dec" "$m_pre" "$m_inc" "$m_rmv" "$m_ratio" "$m_vis" \
+    printf '%-5s %-14s %-6s %6s %-6s %9.1f %9s %6.1f %9.1f %9.1f %7s %10.0f  %-6s  %s\n' "$name" "$maint" \
+        "$strategy" "$rows_changed" "$cycles" "$m_cyc" "$m_dec" "$m_pre" "$m_inc" "$m_rmv" "$m_ratio" "$m_vis" \
         "$verdict" "$cpath" | tee -a "$OUT/table_$sf.txt"
-    printf '| %s | %s / %s | %s | %.0f | %.0f | %.2f | %s |\n' "$name" "$maint" "$strategy" "$cpath" "$m_inc" \
+    printf '| %s | %s / %s | %s | %.0f | %.0f | %.2f | %s |\n' "$name" "$maint" "$strategy" "$cycles" "$m_inc" \
         "$m_rmv" "$m_ratio" "$correct" >>"$OUT/table_$sf.md"
     printf '%s\n' "$m_ratio" >>"$OUT/ratios_$sf.txt"
 }
 
 echo "=== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); scale factors $SFS; $ROUNDS rounds per query; change of lineitem: $([ "$UPDATES_ONLY" = 1 ] && echo "updates only" || echo "updates, RF1 and RF2"); figures in $OUT"
-printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\tdecode_ms\tprecommit_cpu_ms\tworker_cpu_ms\thistory_ms\thistory_runs\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
+printf 'sf\tname\tround\tchange\trows\tcycle_ms\tcycle_start_exact\tdecode_ms\tprecommit_cpu_ms\tworker_cpu_ms\thistory_ms\thistory_runs\trun_strategy\tvisible_ms\trmv_ms\n' >"$OUT/rounds.tsv"
 : >"$OUT/maintenance.tsv"
 for sf in $SFS; do
     echo
@@ -317,11 +323,11 @@ for sf in $SFS; do
     echo "    orders matching Q13's '%special%requests%': $(q "SELECT round(100.0 * count(*) FILTER (
         WHERE o_comment LIKE '%special%requests%') / count(*), 2) FROM orders")%;" \
         "suppliers with Customer...Complaints (Q16): $(q "SELECT count(*) FROM supplier WHERE s_comment LIKE '%Customer%Complaints%'")"
-    printf '%-5s %-14s %-6s %6s %9s %9s %6s %9s %9s %7s %10s  %-6s  %s\n' query maintenance strategy \
-        rows "cycle ms" "decode ms" "pre ms" "incr ms" "RMV ms" ratio "visible ms" check path |
+    printf '%-5s %-14s %-6s %6s %-6s %9s %9s %6s %9s %9s %7s %10s  %-6s  %s\n' query maintenance strategy \
+        rows cycles "cycle ms" "decode ms" "pre ms" "incr ms" "RMV ms" ratio "visible ms" check path |
         tee "$OUT/table_$sf.txt"
     {
-        echo "| query | maintenance / strategy | what a cycle does with the change | incremental ms | full ms (RMV) | ratio | correct |"
+        echo "| query | maintenance / strategy | cycles | incremental ms | full ms (RMV) | ratio | correct |"
         echo "|---|---|---|---:|---:|---:|---|"
     } >"$OUT/table_$sf.md"
     : >"$OUT/ratios_$sf.txt"

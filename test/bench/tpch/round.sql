@@ -22,6 +22,8 @@
 --                table's CONTINUOUS runs after the change (what the
 --                extension records: its apply of the table alone)
 --   history_runs how many runs those were
+--   run_strategy how they computed the table's rows, refresh_history.strategy
+--                (FULL, KEYS or DELTAS; several joined by '+')
 --   visible_ms   from the commit of the change to the end of that cycle
 --                (includes the wait for the cycle to start)
 --   precommit_cpu_ms  CPU time of the worker process while the change ran,
@@ -56,6 +58,7 @@ CREATE OR REPLACE PROCEDURE tpch_round(kind text, fraction float8, tbl regclass,
                                        INOUT visible_ms float8 DEFAULT NULL,
                                        INOUT precommit_cpu_ms float8 DEFAULT NULL,
                                        INOUT worker_cpu_ms float8 DEFAULT NULL,
+                                       INOUT run_strategy text DEFAULT NULL,
                                        INOUT failed text DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -128,8 +131,9 @@ BEGIN
     END LOOP;
     SELECT sum(extract(epoch FROM duration) * 1000) FILTER (WHERE status = 'SUCCEEDED'),
            count(*) FILTER (WHERE status = 'SUCCEEDED'),
+           string_agg(DISTINCT strategy, '+') FILTER (WHERE status = 'SUCCEEDED'),
            coalesce(failed, string_agg(error, '; ') FILTER (WHERE status = 'FAILED'))
-      INTO history_ms, history_runs, failed
+      INTO history_ms, history_runs, run_strategy, failed
       FROM materialized_table.refresh_history
      WHERE run_id > mark AND table_name = tbl AND trigger = 'CONTINUOUS';
 END $$;
