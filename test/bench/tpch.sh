@@ -3,12 +3,14 @@
 # tables, each cycle that applies a 1% change of lineitem against REFRESH
 # MATERIALIZED VIEW of the same query.
 #
-#   bash test/bench/tpch.sh                      SF 0.01, then SF 0.1 (~6 min)
-#   MT_TPCH_SF=0.01 bash test/bench/tpch.sh      the quick run (~1.5 min)
+#   bash test/bench/tpch.sh                      SF 0.01, then SF 0.1 (~5 min)
+#   MT_TPCH_SF=1 bash test/bench/tpch.sh         SF 1 (~35 min on 2 cores)
+#   MT_TPCH_SMOKE=1 bash test/bench/tpch.sh      SF 0.01, one round (< 1 min)
 #
-# Not part of test/run.sh; prints figures and ratios against baselines
-# measured in the same run, and never fails on timing.  It fails (exit 1,
-# after the whole run) when a materialized table differs from its query.
+# Prints figures and ratios against baselines measured in the same run,
+# and never fails on timing.  It fails (exit 1, after the whole run) when
+# a materialized table differs from its query: the smoke run is phase 9 of
+# test/run.sh for that check alone.  Figures: docs/benchmarks.md.
 #
 # Data: test/bench/tpch/dbgen.sql generates TPC-H data at each scale
 # factor, in SQL (its header says how close to dbgen it is), with the
