@@ -18,10 +18,10 @@
 #   7. backup       test/backup/*.sh                       (clusters of their own)
 #   8. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 8)
-#   8. diff         test/diff/run.sh, CI mode              (a cluster of its own,
+#   9. diff         test/diff/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 9)
 #
-# The differential test (8) checks random queries as CONTINUOUS tables
+# The differential test (9) checks random queries as CONTINUOUS tables
 # against the queries themselves after random changes of their sources; in
 # CI mode (fixed seed) it takes about 2 - 3 minutes on 2 cores.  A longer
 # run by hand: MT_DIFF_QUERIES=1500 MT_DIFF_SEED=n bash test/diff/run.sh.
@@ -233,7 +233,7 @@ else
     record fuzz "FAIL (log: $FUZZ_LOG, reproducers: $DIR/fuzz/out)"
 fi
 
-# --- 8. differential test ---------------------------------------------------------
+# --- 9. differential test ---------------------------------------------------------
 # CI mode (fixed seed; see test/diff/mt_diff.py): random queries as
 # CONTINUOUS tables, each checked against its query after random change
 # batches; failures shrunk to reproducers.  A cluster of its own, one port
