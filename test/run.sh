@@ -20,11 +20,15 @@
 #                                                           on MT_TEST_PORT + 8)
 #   9. diff         test/diff/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 9)
+#   9. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
+#                                                           on MT_TEST_PORT + 10)
 #
 # The differential test (9) checks random queries as CONTINUOUS tables
 # against the queries themselves after random changes of their sources; in
 # CI mode (fixed seed) it takes about 2 - 3 minutes on 2 cores.  A longer
 # run by hand: MT_DIFF_QUERIES=1500 MT_DIFF_SEED=n bash test/diff/run.sh.
+# The TPC-H smoke (9) does the same for the 22 TPC-H queries at SF 0.01, one
+# change each (under a minute); its timings are not checked.
 #
 # Every phase runs even if an earlier one failed; the summary at the end
 # says which failed, and the exit status is non-zero if any did.  The
@@ -252,6 +256,21 @@ else
         tail -30 "$DIFF_LOG"
     fi
     record diff "FAIL (log: $DIFF_LOG, reproducers: $DIR/diff/out)"
+fi
+
+# --- 9. TPC-H smoke ---------------------------------------------------------------
+# The 22 TPC-H queries at SF 0.01 as CONTINUOUS tables, each checked against
+# its query after a 1% change (test/bench/tpch.sh, MT_TPCH_SMOKE=1): its
+# verdict is that check alone, never its timings.  A cluster of its own.
+say "tpch smoke: test/bench/tpch.sh (its own cluster on port $((PORT + 10)))"
+TPCH_LOG=$DIR/tpch.log
+if env -u PGHOST -u PGPORT -u PGDATABASE MT_TPCH_SMOKE=1 MT_BENCH_PORT=$((PORT + 10)) \
+    MT_BENCH_DIR="$DIR/tpch" MT_TPCH_OUT="$DIR/tpch/out" bash test/bench/tpch.sh >"$TPCH_LOG" 2>&1; then
+    grep -E '^=== the run took' "$TPCH_LOG"
+    record tpch PASS
+else
+    grep -E 'MISMATCH|FAILED|CREATE failed' "$TPCH_LOG" | head -20
+    record tpch "FAIL (log: $TPCH_LOG, differing rows: $DIR/tpch/out/mismatch_*.txt)"
 fi
 
 # --- summary ---------------------------------------------------------------------
