@@ -20,7 +20,7 @@
 #                                                           on MT_TEST_PORT + 8)
 #   9. diff         test/diff/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 9)
-#   9. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
+#  10. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
 #                                                           on MT_TEST_PORT + 10)
 #
 # The differential test (9) checks random queries as CONTINUOUS tables
@@ -258,7 +258,7 @@ else
     record diff "FAIL (log: $DIFF_LOG, reproducers: $DIR/diff/out)"
 fi
 
-# --- 9. TPC-H smoke ---------------------------------------------------------------
+# --- 10. TPC-H smoke --------------------------------------------------------------
 # The 22 TPC-H queries at SF 0.01 as CONTINUOUS tables, each checked against
 # its query after a 1% change (test/bench/tpch.sh, MT_TPCH_SMOKE=1): its
 # verdict is that check alone, never its timings.  A cluster of its own.
