@@ -27,7 +27,7 @@
 # against the queries themselves after random changes of their sources; in
 # CI mode (fixed seed) it takes about 2 - 3 minutes on 2 cores.  A longer
 # run by hand: MT_DIFF_QUERIES=1500 MT_DIFF_SEED=n bash test/diff/run.sh.
-# The TPC-H smoke (9) does the same for the 22 TPC-H queries at SF 0.01, one
+# The TPC-H smoke (10) does the same for the 22 TPC-H queries at SF 0.01, one
 # change each (under a minute); its timings are not checked.
 #
 # Every phase runs even if an earlier one failed; the summary at the end
