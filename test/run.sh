@@ -18,16 +18,16 @@
 #   7. backup       test/backup/*.sh                       (clusters of their own)
 #   8. fuzz         test/fuzz/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 8)
-#   8. diff         test/diff/run.sh, CI mode              (a cluster of its own,
+#   9. diff         test/diff/run.sh, CI mode              (a cluster of its own,
 #                                                           on MT_TEST_PORT + 9)
-#   9. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
+#  10. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
 #                                                           on MT_TEST_PORT + 10)
 #
-# The differential test (8) checks random queries as CONTINUOUS tables
+# The differential test (9) checks random queries as CONTINUOUS tables
 # against the queries themselves after random changes of their sources; in
 # CI mode (fixed seed) it takes about 2 - 3 minutes on 2 cores.  A longer
 # run by hand: MT_DIFF_QUERIES=1500 MT_DIFF_SEED=n bash test/diff/run.sh.
-# The TPC-H smoke (9) does the same for the 22 TPC-H queries at SF 0.01, one
+# The TPC-H smoke (10) does the same for the 22 TPC-H queries at SF 0.01, one
 # change each (under a minute); its timings are not checked.
 #
 # Every phase runs even if an earlier one failed; the summary at the end
@@ -237,7 +237,7 @@ else
     record fuzz "FAIL (log: $FUZZ_LOG, reproducers: $DIR/fuzz/out)"
 fi
 
-# --- 8. differential test ---------------------------------------------------------
+# --- 9. differential test ---------------------------------------------------------
 # CI mode (fixed seed; see test/diff/mt_diff.py): random queries as
 # CONTINUOUS tables, each checked against its query after random change
 # batches; failures shrunk to reproducers.  A cluster of its own, one port
@@ -258,7 +258,7 @@ else
     record diff "FAIL (log: $DIFF_LOG, reproducers: $DIR/diff/out)"
 fi
 
-# --- 9. TPC-H smoke ---------------------------------------------------------------
+# --- 10. TPC-H smoke --------------------------------------------------------------
 # The 22 TPC-H queries at SF 0.01 as CONTINUOUS tables, each checked against
 # its query after a 1% change (test/bench/tpch.sh, MT_TPCH_SMOKE=1): its
 # verdict is that check alone, never its timings.  A cluster of its own.

@@ -15,6 +15,8 @@
 --    t2    | table | 5.00 | 1        t2    | query | 5.00 | 1
 --    join  | table | 2.50 | 1        join  | query | 2.50 | 1
 -- Got (main at a570a95 and at fc97965): the tables hold 2.5, 5 and 2.5.
+-- Fixed by ed98bce (groups keep the text they first came with; test
+-- pgtap continuous_aggregates).
 --
 -- psql -X -f test/diff/repro/01_deltas_numeric_group_display.sql
 \set ON_ERROR_STOP 1
