@@ -9,7 +9,7 @@
 #
 # Prints figures and ratios against baselines measured in the same run,
 # and never fails on timing.  It fails (exit 1, after the whole run) when
-# a materialized table differs from its query: the smoke run is phase 9 of
+# a materialized table differs from its query: the smoke run is phase 10 of
 # test/run.sh for that check alone.  Figures: docs/benchmarks.md.
 #
 # Data: test/bench/tpch/dbgen.sql generates TPC-H data at each scale
