@@ -2592,11 +2592,25 @@ lock_for_apply(ContTable *t)
 }
 
 /*
+ * Was the table dropped while the worker waited for it?  A DROP holding
+ * the table (or what its query reads) makes the worker wait, and the
+ * relation is gone once the lock is granted: that is no failure of the
+ * table, and nothing of it is to be kept.
+ */
+static bool
+dropped_meanwhile(ContTable *t)
+{
+	AcceptInvalidationMessages();
+	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(t->relid));
+}
+
+/*
  * After a table failed: keep its work for the next try.  If even that
  * fails (keeping adjustments evaluates the query's expressions on the
  * changed rows, which may be what failed), the table waits for a full
  * recompute instead: its failure must not fail the cycle of every table,
- * which would then be decoded and fail again, for ever.
+ * which would then be decoded and fail again, for ever.  Giving way to a
+ * lock holder while keeping postpones the whole batch, as elsewhere.
  */
 static void
 keep_after_failure(ContTable *t, TableState *st)
@@ -2615,8 +2629,10 @@ keep_after_failure(ContTable *t, TableState *st)
 		edata = mt_subxact_rollback(&sub);
 	}
 	PG_END_TRY();
-	if (edata == NULL)
+	if (edata == NULL || dropped_meanwhile(t))
 		return;
+	if (gave_way(edata))
+		ReThrowError(edata);
 	ereport(LOG,
 			(errmsg("materialized_table could not keep the changes of \"%s\" for later: %s",
 					get_rel_name(t->relid), edata->message),
@@ -2695,11 +2711,13 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	{
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
+		if (dropped_meanwhile(t))
+			return false;
 		if (gave_way(edata))
 		{
 			/* DDL on something the query reads: not a failure, try again soon */
 			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
-			defer_table(t, &st);
+			keep_after_failure(t, &st);
 			return false;
 		}
 		ereport(LOG,
