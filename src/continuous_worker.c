@@ -839,6 +839,9 @@ read_tables(List *mts, MemoryContext context, List **result)
 			return false;
 		if (edata)
 		{
+			AcceptInvalidationMessages();
+			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)))
+				continue;		/* dropped while it was analyzed */
 			table_unreadable(mt, edata, now);
 			still_unreadable = lappend(still_unreadable, unreadable_entry(mt->relid));
 			continue;
