@@ -37,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "commands/dbcommands.h"
@@ -152,6 +153,20 @@ drop_restored(const char *prefix, Oid relid)
 }
 
 /*
+ * Errors that say nothing of the table, but of the moment: the caller's
+ * transaction gives way to another (a deadlock, a lock timeout, a
+ * serialization failure) or is canceled.
+ */
+static bool
+transient_error(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+		edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
+		edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
+}
+
+/*
  * mt_restore_take_up
  *		A restored table's data is in: make it a materialized table of this
  *		database again.  Its pipeline is started in a subtransaction: if it
@@ -216,6 +231,9 @@ mt_restore_take_up(Oid relid)
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
 		MemoryContextSwitchTo(caller);
+		/* a lock or a conflict of the moment: tried again as it is, later */
+		if (transient_error(edata))
+			ReThrowError(edata);
 		ereport(WARNING,
 				(errmsg("restored materialized table \"%s\" is not maintained yet: %s",
 						get_rel_name(relid), edata->message),
@@ -310,65 +328,70 @@ mt_restore_may_write(Oid relid, bool data)
 }
 
 /*
+ * mt_restore_markers
+ *		The markers of restores the hook may not have seen: of tables that
+ *		are not materialized tables of this database yet (no catalog row,
+ *		or a pending one), in OID order.  The worker finishes each with
+ *		mt_restore_reconcile, in a transaction of its own, each time it
+ *		reads its tables.
+ */
+List *
+mt_restore_markers(void)
+{
+	if (!OidIsValid(mt_internal_namespace()) || !mt_catalog_has_restore())
+		return NIL;
+	return mt_spi_oids("SELECT c.oid FROM pg_catalog.pg_class c "
+					   "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
+					   "AND c.relkind OPERATOR(pg_catalog.=) 'm' "
+					   "AND c.relname OPERATOR(pg_catalog.~~) 'restore\\_%' "
+					   "AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t "
+					   "  WHERE t.restore_pending IS NULL "
+					   "    AND c.relname OPERATOR(pg_catalog.=) ('restore_' OPERATOR(pg_catalog.||) t.id)::pg_catalog.name) "
+					   "ORDER BY c.oid",
+					   mt_internal_namespace());
+}
+
+/*
  * mt_restore_reconcile
- *		Finish the restores the hook did not see: a marker without a
- *		catalog row gets one, and a pending table whose marker is populated
- *		(its restore issued the marker's REFRESH), or whose data was
- *		restored by a process that has ended, is taken up.  One that could
- *		not be taken up (for want of wal_level = logical, say) is tried
- *		again only with retry_failed.  Returns whether tables are left
- *		waiting for a restore to end.  The worker calls this each time it
- *		reads its tables, retrying failed ones when it starts.
+ *		Finish a restore the hook did not see: a marker without a catalog
+ *		row gets one, and a pending table whose marker is populated (its
+ *		restore issued the marker's REFRESH), or whose data was restored by
+ *		a process that has ended, is taken up.  One that could not be taken
+ *		up (for want of wal_level = logical, say) is tried again only with
+ *		retry_failed (the worker retries them when it starts).  Returns
+ *		whether the table is left waiting for a restore to end.
  */
 bool
-mt_restore_reconcile(bool retry_failed)
+mt_restore_reconcile(Oid marker, bool retry_failed)
 {
-	bool		pending = false;
-	List	   *markers;
-	ListCell   *lc;
+	Oid			relid;
+	Oid			query_view;
+	MtTable    *mt;
+	Relation	rel;
+	bool		populated;
+	int			pid;
 
-	if (!OidIsValid(mt_internal_namespace()) || !mt_catalog_has_restore())
+	if (!mt_marker_targets(marker, &relid, &query_view))
 		return false;
-	/* markers of tables that are not materialized tables of this database yet */
-	markers = mt_spi_oids("SELECT c.oid FROM pg_catalog.pg_class c "
-						  "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
-						  "AND c.relkind OPERATOR(pg_catalog.=) 'm' "
-						  "AND c.relname OPERATOR(pg_catalog.~~) 'restore\\_%' "
-						  "AND NOT EXISTS (SELECT FROM materialized_table_internal.mt_table t "
-						  "  WHERE t.restore_pending IS NULL "
-						  "    AND c.relname OPERATOR(pg_catalog.=) ('restore_' OPERATOR(pg_catalog.||) t.id)::pg_catalog.name) "
-						  "ORDER BY c.oid",
-						  mt_internal_namespace());
-	foreach(lc, markers)
+	adopt(marker);
+	mt = mt_catalog_lookup(relid, true);
+	if (mt == NULL || mt->restore_pending == NULL)
+		return false;
+	rel = try_relation_open(marker, AccessShareLock);
+	if (rel == NULL)
+		return false;			/* dropped meanwhile */
+	populated = RelationIsPopulated(rel);
+	relation_close(rel, AccessShareLock);
+	if (!retry_failed && strncmp(mt->restore_pending, NOT_TAKEN_UP, strlen(NOT_TAKEN_UP)) == 0)
+		return false;			/* what it waits for needs a restart */
+	pid = restoring_process(mt);
+	/* its restore has ended, or the process restoring its data has */
+	if (populated || (pid != 0 && BackendPidGetProc(pid) == NULL))
 	{
-		Oid			marker = lfirst_oid(lc);
-		Oid			relid;
-		Oid			query_view;
-		MtTable    *mt;
-
-		if (!mt_marker_targets(marker, &relid, &query_view))
-			continue;
-		adopt(marker);
-		mt = mt_catalog_lookup(relid, true);
-		if (mt && mt->restore_pending)
-		{
-			Relation	rel = table_open(marker, AccessShareLock);
-			bool		populated = RelationIsPopulated(rel);
-			int			pid = restoring_process(mt);
-			bool		failed = strncmp(mt->restore_pending, NOT_TAKEN_UP,
-										 strlen(NOT_TAKEN_UP)) == 0;
-
-			table_close(rel, AccessShareLock);
-			if (failed && !retry_failed)
-				continue;		/* what it waits for needs a restart */
-			/* its restore has ended, or the process restoring its data has */
-			if (populated || (pid != 0 && BackendPidGetProc(pid) == NULL))
-				mt_restore_take_up(relid);
-			else
-				pending = true;
-		}
+		mt_restore_take_up(relid);
+		return false;
 	}
-	return pending;
+	return true;
 }
 
 /* The table a relation is an internal part of; InvalidOid if none. */

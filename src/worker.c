@@ -73,37 +73,64 @@ static MemoryContext previous_tables_context = NULL;
 
 /*
  * Finish the restores of dumps whose end the hooks did not see (see
- * restore.c), each time the worker reads its tables.  A failure is logged
- * and leaves those tables pending.
+ * restore.c), each time the worker reads its tables: each table in a
+ * transaction of its own, so that no lock on one is held while another is
+ * waited for, and the worker, not a session, gives way in a deadlock.  A
+ * failure is logged and leaves that table pending, tried again at the next
+ * reading.  Returns whether tables are left waiting.
  */
 static bool
 finish_restores(bool at_start)
 {
-	MtSubxact	sub;
-	volatile bool pending = false;
+	List	   *markers = NIL;
+	bool		pending = false;
+	ListCell   *lc;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	mt_subxact_begin(&sub);
-	PG_TRY();
+	if (mt_extension_ready())
 	{
-		if (mt_extension_ready())
-			pending = mt_restore_reconcile(at_start);
-		mt_subxact_commit(&sub);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata = mt_subxact_rollback(&sub);
+		MemoryContext old = MemoryContextSwitchTo(worker_context);
 
-		ereport(LOG,
-				(errmsg("materialized_table worker could not finish the restore of materialized tables: %s",
-						edata->message)));
+		markers = list_copy(mt_restore_markers());
+		MemoryContextSwitchTo(old);
 	}
-	PG_END_TRY();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(worker_context);
+
+	foreach(lc, markers)
+	{
+		MtSubxact	sub;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		mt_worker_gives_way_in_deadlocks();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		mt_subxact_begin(&sub);
+		PG_TRY();
+		{
+			if (mt_extension_ready() && mt_restore_reconcile(lfirst_oid(lc), at_start))
+				pending = true;
+			mt_subxact_commit(&sub);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata = mt_subxact_rollback(&sub);
+
+			ereport(LOG,
+					(errmsg("materialized_table worker could not finish the restore of a materialized table: %s",
+							edata->message),
+					 errdetail("It is tried again shortly.")));
+			pending = true;
+		}
+		PG_END_TRY();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(worker_context);
+	}
+	list_free(markers);
 	return pending;
 }
 
