@@ -27,40 +27,10 @@ cd "$(dirname "$0")/../.."
 
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
-PORT=${MT_DIFF_PORT:-55441}
-if [ -n "${MT_DIFF_DIR:-}" ]; then
-    DIR=$(realpath -m "$MT_DIFF_DIR")
-    DIR_IS_TEMP=0
-else
-    DIR=$(mktemp -d /tmp/mt_diff.XXXXXX)
-    DIR_IS_TEMP=1
-fi
-DB=diffdb
-RC=1
-
-cleanup() {
-    if [ -f "$DIR/data/postmaster.pid" ]; then
-        bash scripts/pg_cluster.sh stop "$DIR" || true
-    fi
-    if [ "$RC" = 0 ] && [ "$DIR_IS_TEMP" = 1 ]; then
-        rm -rf "$DIR"
-    else
-        echo "diff cluster kept in $DIR (server log: $DIR/server.log, reproducers: $DIR/out)"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# a reused directory: a clean cluster each time
-bash scripts/pg_cluster.sh stop "$DIR"
-rm -rf "$DIR/data" "$DIR/out" "$DIR/server.log"
-if ! bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"; then
-    cat "$DIR/initdb.log" "$DIR/server.log" 2>/dev/null | tail -30
-    exit 1
-fi
-chmod 755 "$DIR"
+. test/lib/own_cluster.sh
+own_cluster diff "${MT_DIFF_PORT:-55441}" "${MT_DIFF_DIR:-}" diffdb || exit 1
 # decoding spills transactions of more than 64kB to disk: the bulk changes do
-if ! "$PGBIN/psql" -X -q -o /dev/null -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB" \
+if ! "$PGBIN/psql" -X -q -o /dev/null -h "$DIR" -p "$PORT" -U postgres -d postgres \
         -c "ALTER SYSTEM SET logical_decoding_work_mem = '64kB'" -c "SELECT pg_reload_conf()" ||
    ! "$PGBIN/psql" -X -q -h "$DIR" -p "$PORT" -U postgres -d "$DB" -c "CREATE EXTENSION materialized_table"; then
     exit 1

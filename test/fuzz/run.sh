@@ -25,41 +25,8 @@ cd "$(dirname "$0")/../.."
 
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
-PORT=${MT_FUZZ_PORT:-55433}
-if [ -n "${MT_FUZZ_DIR:-}" ]; then
-    DIR=$(realpath -m "$MT_FUZZ_DIR")
-    DIR_IS_TEMP=0
-else
-    DIR=$(mktemp -d /tmp/mt_fuzz.XXXXXX)
-    DIR_IS_TEMP=1
-fi
-DB=fuzzdb
-RC=1
-
-cleanup() {
-    if [ -f "$DIR/data/postmaster.pid" ]; then
-        bash scripts/pg_cluster.sh stop "$DIR" || true
-    fi
-    if [ "$RC" = 0 ] && [ "$DIR_IS_TEMP" = 1 ]; then
-        rm -rf "$DIR"
-    else
-        echo "fuzz cluster kept in $DIR (server log: $DIR/server.log, failures: $DIR/out)"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# a reused directory: a clean cluster each time
-bash scripts/pg_cluster.sh stop "$DIR"
-rm -rf "$DIR/data" "$DIR/out" "$DIR/server.log"
-if ! bash scripts/pg_cluster.sh start "$DIR" "$PORT" "$DB"; then
-    cat "$DIR/initdb.log" "$DIR/server.log" 2>/dev/null | tail -30
-    exit 1
-fi
-chmod 755 "$DIR"
-if ! "$PGBIN/psql" -X -q -h "$DIR" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"; then
-    exit 1
-fi
+. test/lib/own_cluster.sh
+own_cluster fuzz "${MT_FUZZ_PORT:-55433}" "${MT_FUZZ_DIR:-}" fuzzdb || exit 1
 
 /usr/bin/python3 test/fuzz/mt_fuzz.py --host "$DIR" --port "$PORT" --dbname "$DB" \
     --log "$DIR/server.log" --out "$DIR/out"
