@@ -74,6 +74,32 @@ CREATE TABLE fk_parent (id int PRIMARY KEY);
 ALTER TABLE g1 ADD FOREIGN KEY (id) REFERENCES fk_parent (id);
 DROP TABLE fk_child, fk_parent;
 DROP INDEX g1_id;
+-- a table's hidden objects change only with it: not even a superuser
+-- renames, moves, alters, replaces or hooks into its query view by hand
+DO $$
+DECLARE
+    v text := (SELECT query_view::text FROM materialized_table_internal.mt_table
+                WHERE relid = 'g1'::regclass);
+    s text;
+BEGIN
+    FOREACH s IN ARRAY ARRAY[
+        'ALTER VIEW %s RENAME TO renamed',
+        'ALTER TABLE %s RENAME COLUMN id TO id2',
+        'ALTER VIEW %s SET SCHEMA public',
+        'ALTER VIEW %s SET (security_invoker = false)',
+        'CREATE OR REPLACE VIEW %s AS SELECT 1 AS x',
+        'CREATE RULE r AS ON INSERT TO %s DO INSTEAD NOTHING',
+        'CREATE TRIGGER t INSTEAD OF INSERT ON %s FOR EACH ROW EXECUTE FUNCTION guards_s.trg()']
+    LOOP
+        BEGIN
+            EXECUTE format(s, v);
+            RAISE NOTICE '%: allowed', format(s, 'query_N');
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE '%: % %', format(s, 'query_N'), SQLSTATE,
+                replace(SQLERRM, split_part(v, '.', 2), 'query_N');
+        END;
+    END LOOP;
+END $$;
 -- allowed: indexes, comments, statistics, storage, renames, moves, ownership
 CREATE INDEX g1_v ON g1 (v);
 CREATE UNIQUE INDEX g2_id ON g2 (ds, id);

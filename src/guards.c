@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "nodes/makefuncs.h"
@@ -242,12 +243,64 @@ check_column_foreign_keys(ColumnDef *col, Oid table_mt)
 		check_foreign_key(lfirst(lc), table_mt);
 }
 
+/*
+ * The hidden objects of materialized tables (their query views, states,
+ * derived views and restore markers, in the internal schema) change only
+ * with their table, through the extension: renamed, moved, altered or
+ * replaced by hand -- even by a superuser, whom their ownership does not
+ * stop -- they would no longer be what the catalog says they are.  A
+ * restore (which re-creates them as ordinary objects) and the extension's
+ * own scripts may.
+ */
+static void
+check_hidden(RangeVar *rv)
+{
+	Oid			relid;
+
+	if (rv == NULL || creating_extension || mt_restore_session())
+		return;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(relid) || get_rel_namespace(relid) != mt_internal_namespace() ||
+		OidIsValid(getExtensionOfObject(RelationRelationId, relid)))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("cannot alter internal relation \"%s\" of extension \"%s\"",
+					get_rel_name(relid), MT_EXTENSION_NAME),
+			 errdetail("The extension keeps it in step with the materialized table it belongs to."),
+			 errhint("Use ALTER MATERIALIZED TABLE through materialized_table.execute().")));
+}
+
+/* The relation a statement alters, renames, moves, puts a trigger or rule on, or replaces. */
+static RangeVar *
+altered_relation(Node *parsetree)
+{
+	switch (nodeTag(parsetree))
+	{
+		case T_AlterTableStmt:
+			return ((AlterTableStmt *) parsetree)->relation;
+		case T_RenameStmt:
+			return ((RenameStmt *) parsetree)->relation;
+		case T_AlterObjectSchemaStmt:
+			return ((AlterObjectSchemaStmt *) parsetree)->relation;
+		case T_CreateTrigStmt:
+			return ((CreateTrigStmt *) parsetree)->relation;
+		case T_RuleStmt:
+			return ((RuleStmt *) parsetree)->relation;
+		case T_ViewStmt:
+			return ((ViewStmt *) parsetree)->replace ? ((ViewStmt *) parsetree)->view : NULL;
+		default:
+			return NULL;
+	}
+}
+
 static void
 check_utility(Node *parsetree)
 {
 	ListCell   *lc;
 	Oid			mt;
 
+	check_hidden(altered_relation(parsetree));
 	switch (nodeTag(parsetree))
 	{
 		case T_TruncateStmt:
