@@ -94,6 +94,20 @@ typedef struct MtDeltaOutput
 	Index		sortref;		/* its place in the ORDER BY, or 0 */
 } MtDeltaOutput;
 
+/*
+ * Another source of a DELTAS join whose changed rows adjust the groups
+ * too, joined with the sources as a batch leaves them (see
+ * continuous_snapshot.c): the standard delta rule, delta_source's terms
+ * and this one's, less the pairs of both.
+ */
+typedef struct MtDeltaSide
+{
+	Oid			relid;
+	char	   *changes_sql;	/* the rows for its changed rows, $1 */
+	char	   *pair_sql;		/* for changed rows of delta_source ($1)
+								 * joined with its changed rows ($2) */
+} MtDeltaSide;
+
 typedef struct MtAnalysis
 {
 	Oid			owner;			/* the table's owner when it was analyzed:
@@ -126,6 +140,7 @@ typedef struct MtAnalysis
 								 * columns, then __mt_arg_<n> */
 	char	   *changes_sql;	/* with delta_join: the same rows for the
 								 * changed rows of delta_source, $1 */
+	List	   *sides;			/* with delta_join: MtDeltaSide */
 	Bitmapset  *sum_only_columns;	/* with delta_join: delta_source's
 									 * columns read only as sum()s (see
 									 * mt_deltas_add_joined) */
@@ -138,6 +153,7 @@ typedef struct MtAnalysis
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);
 extern List *mt_analysis_sources(MtAnalysis *analysis);
+extern bool mt_analysis_is_side(MtAnalysis *a, Oid relid);
 extern bool mt_relation_is_decodable(Oid relid);
 extern bool mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid);
 

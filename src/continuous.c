@@ -112,8 +112,14 @@ ensure_replica_identity(MtAnalysis *a)
 		MtSourceUse *use = lfirst(lc);
 		List	   *leaves;
 		ListCell   *ll;
+		bool		side = mt_analysis_is_side(a, use->relid);
 
-		if (use->full)
+		/*
+		 * A source whose any change recomputes needs no old values, unless
+		 * its changed rows adjust by the delta rule: then they help, where
+		 * the table's owner may set it (else such changes recompute).
+		 */
+		if (use->full && !side)
 			continue;
 		/* ONLY: the table alone (a partitioned one holds no rows) */
 		if (use->inh)
@@ -129,7 +135,8 @@ ensure_replica_identity(MtAnalysis *a)
 
 			/* a materialized table feeds its readers itself, not by decoding */
 			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL ||
-				OidIsValid(mt_owning_materialized_table(leaf)))
+				OidIsValid(mt_owning_materialized_table(leaf)) ||
+				(use->full && !pg_class_ownercheck(leaf, GetUserId())))
 				continue;
 			if (!pg_class_ownercheck(leaf, GetUserId()))
 				ereport(ERROR,

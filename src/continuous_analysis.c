@@ -835,22 +835,20 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 }
 
 /*
- * The rows query with one source replaced by unnest($1), $1 an array of
- * that source's rows (its row type): the rows a set of changed rows of the
- * source gives, joined with the other sources as they are.
+ * Replace source rtindex of a rows query by unnest($paramid), the param an
+ * array of that source's rows (its row type).
  */
-static char *
-changes_sql(Query *rows, int rtindex)
+static void
+replace_by_rows(Query *rows, int rtindex, int paramid)
 {
-	Query	   *changes = copyObject(rows);
-	RangeTblEntry *rte = rt_fetch(rtindex, changes->rtable);
+	RangeTblEntry *rte = rt_fetch(rtindex, rows->rtable);
 	Oid			rowtype = get_rel_type_id(rte->relid);
 	Param	   *param = makeNode(Param);
 	FuncExpr   *unnest;
 	RangeTblFunction *function = makeNode(RangeTblFunction);
 
 	param->paramkind = PARAM_EXTERN;
-	param->paramid = 1;
+	param->paramid = paramid;
 	param->paramtype = get_array_type(rowtype);
 	param->paramtypmod = -1;
 	param->location = -1;
@@ -866,7 +864,60 @@ changes_sql(Query *rows, int rtindex)
 	rte->inh = false;
 	rte->functions = list_make1(function);
 	rte->funcordinality = false;
+}
+
+/*
+ * The rows query with source rtindex replaced by $1 (and other_rtindex, if
+ * not 0, by $2): the rows a set of changed rows of the source gives,
+ * joined with the other sources as they are (or with changed rows of the
+ * other one).
+ */
+static char *
+changes_sql(Query *rows, int rtindex, int other_rtindex)
+{
+	Query	   *changes = copyObject(rows);
+
+	replace_by_rows(changes, rtindex, 1);
+	if (other_rtindex != 0)
+		replace_by_rows(changes, other_rtindex, 2);
 	return mt_query_text(changes);
+}
+
+/*
+ * The other sources of a join whose changed rows adjust the groups too
+ * (MtDeltaSide): plain tables read once, and not materialized tables
+ * (whose changes reach their readers through the chain, not decoding).
+ */
+static List *
+delta_sides(Query *q, Query *rows, List *rtindexes, int rtindex)
+{
+	List	   *sides = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rtindexes)
+	{
+		int			r = lfirst_int(lc);
+		RangeTblEntry *rte = rt_fetch(r, q->rtable);
+		MtDeltaSide *side;
+		ListCell   *lo;
+		bool		once = true;
+
+		if (r == rtindex || rte->rtekind != RTE_RELATION ||
+			(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE) ||
+			mt_is_materialized_table(rte->relid))
+			continue;
+		foreach(lo, rtindexes)
+			if (lfirst_int(lo) != r && rt_fetch(lfirst_int(lo), q->rtable)->relid == rte->relid)
+				once = false;
+		if (!once)
+			continue;
+		side = palloc0(sizeof(MtDeltaSide));
+		side->relid = rte->relid;
+		side->changes_sql = changes_sql(rows, r, 0);
+		side->pair_sql = changes_sql(rows, rtindex, r);
+		sides = lappend(sides, side);
+	}
+	return sides;
 }
 
 /* What sum_only_columns gathers over a query. */
@@ -948,6 +999,22 @@ sum_only_columns(Query *q, int rtindex)
 }
 
 /*
+ * mt_analysis_is_side
+ *		Is relid one of the DELTAS join's other sources whose changed rows
+ *		adjust (MtAnalysis.sides)?
+ */
+bool
+mt_analysis_is_side(MtAnalysis *a, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->sides)
+		if (((MtDeltaSide *) lfirst(lc))->relid == relid)
+			return true;
+	return false;
+}
+
+/*
  * Fill the DELTAS part of a if the query allows it: count, sum and avg
  * (see continuous_aggregates.c) of inner joins of plain relations (the one
  * whose changes adjust read once), grouped by result columns or by nothing
@@ -1026,8 +1093,9 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	a->rows_sql = mt_query_text(rows);
 	if (a->delta_join)
 	{
-		a->changes_sql = changes_sql(rows, rtindex);
+		a->changes_sql = changes_sql(rows, rtindex, 0);
 		a->sum_only_columns = sum_only_columns(q, rtindex);
+		a->sides = delta_sides(q, rows, rtindexes, rtindex);
 		return true;
 	}
 
@@ -1306,7 +1374,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			/* its changes are adjustments: they need not name keys */
 			if (use->relid == a->delta_source)
 				use->full = false;
-			else if (!use->full && !relid_read_whole(a, use->relid))
+			else if (!use->full && !relid_read_whole(a, use->relid) && !mt_analysis_is_side(a, use->relid))
 				foreach(lr, use->key_columns)
 					named = list_append_unique(named, lfirst(lr));
 		}
@@ -1330,8 +1398,17 @@ analyze_query_view(Oid viewid, Oid relid)
 		}
 		else
 		{
-			a->reason = psprintf("%s by each changed row of %s, joined with the other sources",
-								 kept, get_rel_name(a->delta_source));
+			List	   *side_names = NIL;
+
+			foreach(lc, a->sides)
+				side_names = lappend(side_names, makeString(get_rel_name(((MtDeltaSide *) lfirst(lc))->relid)));
+			if (side_names == NIL)
+				a->reason = psprintf("%s by each changed row of %s, joined with the other sources",
+									 kept, get_rel_name(a->delta_source));
+			else
+				a->reason = psprintf("%s by each changed row of %s and of %s, joined with the other sources as the changes left them "
+									 "(a cycle that cannot read them so, under concurrent writes, recomputes what those rows name)",
+									 kept, get_rel_name(a->delta_source), mt_name_list_text(side_names));
 			if (named != NIL)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
@@ -1358,7 +1435,7 @@ analyze_query_view(Oid viewid, Oid relid)
 	{
 		MtSourceUse *use = lfirst(lc);
 
-		if (use->full && !list_member_oid(told, use->relid))
+		if (use->full && !mt_analysis_is_side(a, use->relid) && !list_member_oid(told, use->relid))
 		{
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));

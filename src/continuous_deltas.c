@@ -113,6 +113,7 @@ struct MtDeltaSet
 	HTAB	   *buckets;
 	List	   *groups;			/* DeltaGroup, in arrival order */
 	int64		nrows;
+	bool		exact;			/* terms read with the active snapshot */
 };
 
 static char *
@@ -756,67 +757,81 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 }
 
 /*
- * mt_deltas_add_joined
- *		Rows of the delta source (in its column layout) that were added
- *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
- *		state_aggregates), joined with the other sources as they are now.
- *		Groups the filter exclude names get nothing from them.
+ * An array of rows of relid (tuples in its column layout), for a term's
+ * parameter.
+ */
+static Datum
+rows_array(Oid relid, List *tuples, Oid *arraytype)
+{
+	Oid			rowtype = get_rel_type_id(relid);
+	Datum	   *rows = palloc(sizeof(Datum) * (list_length(tuples) + 1));
+	Relation	source = table_open(relid, AccessShareLock);
+	TupleDesc	sdesc = RelationGetDescr(source);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, tuples)
+		rows[n++] = heap_copy_tuple_as_datum(lfirst(lc), sdesc);
+	table_close(source, AccessShareLock);
+	get_typlenbyvalalign(rowtype, &typlen, &typbyval, &typalign);
+	*arraytype = get_array_type(rowtype);
+	return PointerGetDatum(construct_array(rows, n, rowtype, typlen, typbyval, typalign));
+}
+
+/*
+ * mt_deltas_add_term
+ *		One term of the delta rule: the rows query sql with nsets sources
+ *		replaced by sets of their changed rows ($1, $2: tuples[i] of
+ *		relids[i], in their column layouts), counted factor times (1 or -1);
+ *		with adjustments, the first set are adjustment rows (sign 0, see
+ *		state_aggregates).  Groups the filter exclude names get nothing from
+ *		it.  With set->exact, the other sources are read with the active
+ *		snapshot (continuous_snapshot.c), else as they are now.
  */
 void
-mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
+mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids,
+				   List **tuples, int factor, bool adjustments, List *exclude)
 {
 	MtAnalysis *a = set->a;
-	int			factor = (sign == 0) ? 1 : sign;
 	TupleDesc	desc = state_desc(set->relid);
-	Relation	source;
-	TupleDesc	sdesc;
 	Oid		   *ftypes;
 	Datum	   *fvalues;
 	ParamListInfo fparams;
 	int			nfilter;
 	Oid		   *types;
 	Datum	   *values;
-	Datum	   *rows = palloc(sizeof(Datum) * (list_length(tuples) + 1));
-	Oid			rowtype = get_rel_type_id(a->delta_source);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	ListCell   *lc;
 	uint64		r;
-	int			n = 0;
 	char	   *sql;
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
 
-	if (tuples == NIL)
-		return;
+	for (int i = 0; i < nsets; i++)
+		if (tuples[i] == NIL)
+			return;
 	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
 	nfilter = mt_filter_params(exclude, desc, &ftypes, &fvalues, &fparams);
-	types = palloc(sizeof(Oid) * (nfilter + 1));
-	values = palloc(sizeof(Datum) * (nfilter + 1));
-	source = table_open(a->delta_source, AccessShareLock);
-	sdesc = RelationGetDescr(source);
-	foreach(lc, tuples)
-		rows[n++] = heap_copy_tuple_as_datum(lfirst(lc), sdesc);
-	table_close(source, AccessShareLock);
-	get_typlenbyvalalign(rowtype, &typlen, &typbyval, &typalign);
-	types[0] = get_array_type(rowtype);
-	values[0] = PointerGetDatum(construct_array(rows, n, rowtype, typlen, typbyval, typalign));
-	memcpy(types + 1, ftypes, sizeof(Oid) * nfilter);
-	memcpy(values + 1, fvalues, sizeof(Datum) * nfilter);
+	types = palloc(sizeof(Oid) * (nfilter + nsets));
+	values = palloc(sizeof(Datum) * (nfilter + nsets));
+	for (int i = 0; i < nsets; i++)
+		values[i] = rows_array(relids[i], tuples[i], &types[i]);
+	memcpy(types + nsets, ftypes, sizeof(Oid) * nfilter);
+	memcpy(values + nsets, fvalues, sizeof(Datum) * nfilter);
 
 	sql = psprintf("SELECT %s FROM (%s) r%s%s",
-				   state_aggregates(a, true, sign == 0), a->changes_sql,
+				   state_aggregates(a, true, adjustments), term_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
-									  mt_filter_condition(exclude, "r", desc, ftypes, 1)) : "",
+									  mt_filter_condition(exclude, "r", desc, ftypes, nsets)) : "",
 				   group_by_positions(set->ngroup));
 
 	/* a few thousand changed rows, joined with tables mostly in memory */
 	mt_favour_index_lookups();
 	SPI_connect();
-	if (SPI_execute_with_args(sql, nfilter + 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(a->delta_source));
+	if (SPI_execute_with_args(sql, nfilter + nsets, types, values, NULL, set->exact, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(relids[0]));
 	for (r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -847,9 +862,33 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 															 &isnull));
 		MemoryContextSwitchTo(old);
 	}
-	set->nrows += n;
+	for (int i = 0; i < nsets; i++)
+		set->nrows += list_length(tuples[i]);
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+}
+
+/*
+ * mt_deltas_set_exact
+ *		Read the joined sources of the terms with the active snapshot.
+ */
+void
+mt_deltas_set_exact(MtDeltaSet *set, bool exact)
+{
+	set->exact = exact;
+}
+
+/*
+ * mt_deltas_add_joined
+ *		Rows of the delta source (in its column layout) that were added
+ *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
+ *		state_aggregates), joined with the other sources.
+ */
+void
+mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
+{
+	mt_deltas_add_term(set, set->a->changes_sql, 1, &set->a->delta_source, &tuples,
+					   sign == 0 ? 1 : sign, sign == 0, exclude);
 }
 
 /*

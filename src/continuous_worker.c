@@ -100,6 +100,7 @@
 #include "continuous.h"
 #include "continuous_analysis.h"
 #include "continuous_deltas.h"
+#include "continuous_snapshot.h"
 #include "decoder.h"
 #include "freshness.h"
 #include "history.h"
@@ -143,7 +144,17 @@ typedef struct RowChange
 	int			sign;			/* -1 old, 1 new, 0 an update's sums
 								 * (fold_update) */
 	TransactionId xid;
+	int			side;			/* 0: delta_source's; n: of analysis->sides'
+								 * n-th */
 } RowChange;
+
+/* A key tuple a changed row of a join's side names (see sides_decide). */
+typedef struct SideKey
+{
+	int			family;
+	char	  **values;
+	int			nvalues;
+} SideKey;
 
 /* The transactions a snapshot saw (see Baselines above). */
 typedef struct Seen
@@ -184,6 +195,18 @@ typedef struct ContTable
 	int64		nchanges;
 	MtDeltaSet *folded;			/* the changes, folded as they came */
 	TimestampTz oldest;			/* commit time of its oldest change */
+	/* changed rows of the join's other sources (MtAnalysis.sides) */
+	List	   *side_changes;	/* RowChange */
+	TupleDesc  *side_layouts;	/* per side, the layout of its tuples */
+	List	   *side_keys;		/* SideKey: what they name, ... */
+	bool		side_full;		/* ... or everything, if not adjusted by */
+
+	/*
+	 * Joined deltas read with a snapshot that may have seen transactions
+	 * committed before this WAL position and not decoded then: the delta
+	 * rule waits until the batches start past it (see sides_decide).
+	 */
+	XLogRecPtr	inexact_lsn;
 
 	TimestampTz retry_after;	/* after a failure, wait before trying again */
 	MtStrategy	cycle_strategy; /* how the last apply computed the rows */
@@ -244,6 +267,7 @@ static bool batch_full = false;
 static List *batch_xids = NIL;
 static bool batch_pending = false;	/* decoded, not applied yet */
 static XLogRecPtr pending_end = InvalidXLogRecPtr;	/* where its decoding stopped */
+static XLogRecPtr batch_start = InvalidXLogRecPtr;	/* where it started */
 static TimestampTz batch_horizon = 0;	/* commits before this are in it */
 
 /*
@@ -784,6 +808,8 @@ read_table(MtTable *mt, MemoryContext context)
 	t->query_view = mt->query_view;
 	t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
 	t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
+	/* what an earlier process kept for it may have been read so */
+	t->inexact_lsn = GetXLogInsertRecPtr();
 	t->reads = relations_read(mt->query_view);
 	t->writes = mt_leaf_relations(mt->relid);
 	MemoryContextSwitchTo(old);
@@ -893,6 +919,7 @@ carry_over(List *new_tables)
 				t->key_ms = old->key_ms;
 				t->retry_after = old->retry_after;
 				t->failures = old->failures;
+				t->inexact_lsn = old->inexact_lsn;
 				break;
 			}
 		}
@@ -1006,6 +1033,10 @@ batch_reset(void)
 		t->nchanges = 0;
 		t->folded = NULL;
 		t->oldest = 0;
+		t->side_changes = NIL;
+		t->side_layouts = NULL;
+		t->side_keys = NIL;
+		t->side_full = false;
 	}
 	batch_changes = 0;
 	batch_full = false;
@@ -1020,6 +1051,8 @@ table_gives_up(ContTable *t)
 	t->nkeys = 0;
 	t->changes = NIL;
 	t->folded = NULL;
+	t->side_changes = NIL;
+	t->side_keys = NIL;
 }
 
 /* Keep a key tuple (deduplicated). */
@@ -1269,6 +1302,81 @@ fold_change(ContTable *t, Interest *in, HeapTuple *tuples)
 		table_gives_up(t);
 }
 
+/*
+ * Which of the join's other sources (MtAnalysis.sides) relid is, counting
+ * from 1; 0 if none.
+ */
+static int
+side_of(ContTable *t, Oid relid)
+{
+	ListCell   *lc;
+
+	if (t->analysis->strategy != MT_STRATEGY_DELTAS)
+		return 0;
+	foreach(lc, t->analysis->sides)
+		if (((MtDeltaSide *) lfirst(lc))->relid == relid)
+			return foreach_current_index(lc) + 1;
+	return 0;
+}
+
+/*
+ * A changed row of one of a DELTAS join's other sources: kept as rows (the
+ * delta rule adjusts by them), and as the key tuples it names (or
+ * "everything"), which are recomputed instead when the rule cannot be
+ * applied (sides_decide).
+ */
+static void
+side_change(ContTable *t, Interest *in, Relation rel, char action,
+			HeapTuple oldtup, HeapTuple newtup, TransactionId xid)
+{
+	int			side = side_of(t, in->use->relid);
+	HeapTuple	tuples[2] = {oldtup, newtup};
+
+	if ((action != 'I' && (oldtup == NULL ||
+						   rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)) ||
+		(newtup && action == 'U' && HeapTupleHasExternal(newtup)))
+	{
+		table_gives_up(t);		/* no whole old row to read, or to join */
+		return;
+	}
+	if (t->side_layouts == NULL)
+		t->side_layouts = palloc0(sizeof(TupleDesc) * list_length(t->analysis->sides));
+	if (t->side_layouts[side - 1] == NULL)
+		t->side_layouts[side - 1] =
+			CreateTupleDescCopy(in->to_source ? in->to_source->outdesc : RelationGetDescr(rel));
+	for (int i = 0; i < 2; i++)
+	{
+		RowChange  *rc;
+		char	  **values;
+
+		if (tuples[i] == NULL)
+			continue;
+		if (in->use->full)
+			t->side_full = true;
+		else if (!t->side_full)
+		{
+			SideKey    *k = palloc(sizeof(SideKey));
+
+			values = palloc(sizeof(char *) * (in->nkeys + 1));
+			if (!extract_key(in, rel, tuples[i], values))
+				t->side_full = true;
+			k->family = in->use->family;
+			k->values = values;
+			k->nvalues = in->nkeys;
+			t->side_keys = lappend(t->side_keys, k);
+		}
+		rc = palloc(sizeof(RowChange));
+		rc->sign = (i == 0) ? -1 : 1;
+		rc->xid = xid;
+		rc->side = side;
+		rc->tuple = in->to_source ? execute_attr_map_tuple(tuples[i], in->to_source) :
+			heap_copytuple(tuples[i]);
+		t->side_changes = lappend(t->side_changes, rc);
+	}
+	if (++t->nchanges > MAX_TABLE_CHANGES)
+		table_gives_up(t);
+}
+
 static void
 sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			HeapTuple oldtup, HeapTuple newtup)
@@ -1295,6 +1403,11 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
+		if (side_of(t, in->use->relid) > 0)
+		{
+			side_change(t, in, rel, action, oldtup, newtup, txn->xid);
+			continue;
+		}
 		if (in->use->full || t->analysis->strategy == MT_STRATEGY_FULL ||
 			(action != 'I' && (oldtup == NULL ||
 							   rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)))
@@ -2062,74 +2175,182 @@ log_keys(ContTable *t)
 	SPI_finish();
 }
 
-/*
- * A DELTAS table through a join: the batch's changed rows joined with the
- * other sources.  Groups recomputed as of a snapshot that saw a change's
- * transaction already count it: the change adds nothing to them.  Changes
- * are joined in classes of the same sign and the same baselines that saw
- * them (nearly always one class of each sign: none saw them).
- */
-static void
-add_joined_changes(ContTable *t, MtDeltaSet *set)
+/* Changed rows of one sign, by the baselines that saw them. */
+typedef struct RowClass
 {
-	List	   *baselines = group_baselines(t->relid);
-	List	   *masks = NIL;	/* Bitmapset: which baselines saw them */
-	List	   *classes = NIL;	/* List of HeapTuple, in step with masks */
-	static const int signs[3] = {-1, 1, 0};
+	int			sign;
+	Bitmapset  *mask;			/* which baselines saw them */
+	List	   *tuples;			/* HeapTuple */
+} RowClass;
+
+static List *
+row_classes(List *changes, List *baselines)
+{
+	List	   *classes = NIL;
 	ListCell   *lc;
 
-	for (int s = 0; s < 3; s++)
+	foreach(lc, changes)
 	{
-		int			sign = signs[s];
-		ListCell   *lm;
-		ListCell   *lt;
+		RowChange  *rc = lfirst(lc);
+		Bitmapset  *mask = NULL;
+		ListCell   *lb;
+		RowClass   *class = NULL;
 
-		list_free(masks);
-		list_free(classes);
-		masks = NIL;
-		classes = NIL;
-		foreach(lc, t->changes)
+		foreach(lb, baselines)
+			if (saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
+				mask = bms_add_member(mask, foreach_current_index(lb));
+		foreach(lb, classes)
 		{
-			RowChange  *rc = lfirst(lc);
-			Bitmapset  *mask = NULL;
-			ListCell   *lb;
-			bool		placed = false;
+			RowClass   *c = lfirst(lb);
 
-			if (rc->sign != sign)
-				continue;
-			foreach(lb, baselines)
-				if (saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
-					mask = bms_add_member(mask, foreach_current_index(lb));
-			forboth(lm, masks, lt, classes)
+			if (c->sign == rc->sign && bms_equal(c->mask, mask))
 			{
-				if (bms_equal(lfirst(lm), mask))
-				{
-					lfirst(lt) = lappend(lfirst(lt), rc->tuple);
-					placed = true;
-					break;
-				}
-			}
-			if (!placed)
-			{
-				masks = lappend(masks, mask);
-				classes = lappend(classes, list_make1(rc->tuple));
+				class = c;
+				break;
 			}
 		}
-		forboth(lm, masks, lt, classes)
+		if (class == NULL)
 		{
-			List	   *exclude = NIL;
-			int			b = -1;
+			class = palloc0(sizeof(RowClass));
+			class->sign = rc->sign;
+			class->mask = mask;
+			classes = lappend(classes, class);
+		}
+		class->tuples = lappend(class->tuples, rc->tuple);
+	}
+	return classes;
+}
 
-			while ((b = bms_next_member(lfirst(lm), b)) >= 0)
-				exclude = list_concat(exclude, ((GroupBaseline *) list_nth(baselines, b))->groups);
-			mt_deltas_add_joined(set, lfirst(lt), sign, exclude);
+/* The groups of the baselines in mask: their rows get nothing from a term. */
+static List *
+excluded_groups(List *baselines, Bitmapset *mask)
+{
+	List	   *exclude = NIL;
+	int			b = -1;
+
+	while ((b = bms_next_member(mask, b)) >= 0)
+		exclude = list_concat(exclude, ((GroupBaseline *) list_nth(baselines, b))->groups);
+	return exclude;
+}
+
+/*
+ * The terms of the delta rule for a DELTAS join: delta_source's changed
+ * rows joined with the other sources; with sides (the batch applied with
+ * a snapshot of its end, sides_decide), also the one other source's
+ * changed rows joined with the rest, less the pairs of both.  A change a
+ * group's baseline saw adds nothing to that group (see Baselines above):
+ * each term leaves out the groups of the baselines that saw any of its
+ * rows.
+ */
+static void
+add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
+{
+	List	   *baselines = group_baselines(t->relid);
+	List	   *mine = row_classes(t->changes, baselines);
+	List	   *theirs;
+	MtDeltaSide *side;
+	ListCell   *lc;
+	ListCell   *lo;
+
+	foreach(lc, mine)
+	{
+		RowClass   *c = lfirst(lc);
+
+		mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
+	}
+	if (!sides || t->side_changes == NIL)
+		return;
+
+	/* (sides_decide lets through the rows of one side at most) */
+	side = list_nth(t->analysis->sides, ((RowChange *) linitial(t->side_changes))->side - 1);
+	theirs = row_classes(t->side_changes, baselines);
+	foreach(lo, theirs)
+	{
+		RowClass   *o = lfirst(lo);
+
+		mt_deltas_add_term(set, side->changes_sql, 1, &side->relid, &o->tuples, o->sign, false,
+						   excluded_groups(baselines, o->mask));
+		foreach(lc, mine)
+		{
+			RowClass   *c = lfirst(lc);
+			Oid			relids[2] = {t->analysis->delta_source, side->relid};
+			List	   *tuples[2] = {c->tuples, o->tuples};
+
+			/* an adjustment row (sign 0) is new minus old of summed columns */
+			mt_deltas_add_term(set, side->pair_sql, 2, relids, tuples,
+							   -(c->sign == 0 ? 1 : c->sign) * o->sign, c->sign == 0,
+							   excluded_groups(baselines, bms_union(c->mask, o->mask)));
 		}
 	}
 }
 
-/* The adjustments of the batch (and optionally those kept) of a DELTAS table. */
+/*
+ * Before a DELTAS join's changes are applied or kept: may the other
+ * sources' changed rows adjust its groups by the delta rule?  Only with a
+ * snapshot that sees exactly what the batch decoded (continuous_snapshot.c),
+ * only if no earlier adjustment of the table may have read a transaction
+ * this batch decodes (inexact_lsn), only with the rows of one other source
+ * at most (the pairs kept are those with delta_source), and only if their
+ * layout is still the source's.  Then that snapshot is pushed (the caller
+ * pops it once the adjustments are made) and true returned.  Otherwise
+ * the rows name the key tuples to recompute instead (or everything), and
+ * the adjustments of delta_source's rows read the sources as they are
+ * now, which marks the table inexact up to here.
+ */
+static bool
+sides_decide(ContTable *t)
+{
+	bool		one_side = true;
+	bool		layouts_current = true;
+	ListCell   *lc;
+
+	if (t->full || t->analysis->strategy != MT_STRATEGY_DELTAS || !t->analysis->delta_join ||
+		(t->changes == NIL && t->side_changes == NIL))
+		return false;
+	foreach(lc, t->side_changes)
+		if (((RowChange *) lfirst(lc))->side != ((RowChange *) linitial(t->side_changes))->side)
+			one_side = false;
+	if (t->side_layouts)
+		for (int i = 0; i < list_length(t->analysis->sides); i++)
+		{
+			Relation	source;
+
+			if (t->side_layouts[i] == NULL)
+				continue;
+			source = RelationIdGetRelation(((MtDeltaSide *) list_nth(t->analysis->sides, i))->relid);
+			if (!RelationIsValid(source) ||
+				!same_layout(t->side_layouts[i], RelationGetDescr(source)))
+				layouts_current = false;
+			if (RelationIsValid(source))
+				RelationClose(source);
+		}
+	if (one_side && layouts_current && batch_start >= t->inexact_lsn &&
+		mt_batch_snapshot_push(t->reads))
+		return true;
+
+	/* the rows of the other sources name what to recompute */
+	if (t->side_full)
+		table_gives_up(t);
+	else
+	{
+		foreach(lc, t->side_keys)
+		{
+			SideKey    *k = lfirst(lc);
+
+			add_key(t, k->family, k->values, k->nvalues);
+		}
+		t->inexact_lsn = GetXLogInsertRecPtr();
+	}
+	return false;
+}
+
+/*
+ * The adjustments of the batch (and optionally those kept) of a DELTAS
+ * table; with sides, read with the snapshot sides_decide pushed, and
+ * adjusted by the other sources' changed rows too.
+ */
 static MtDeltaSet *
-batch_deltas(ContTable *t, bool with_logged)
+batch_deltas(ContTable *t, bool with_logged, bool sides)
 {
 	MtDeltaSet *set;
 	ListCell   *lc;
@@ -2138,10 +2359,11 @@ batch_deltas(ContTable *t, bool with_logged)
 	if (t->folded && !with_logged)
 		return t->folded;
 	set = mt_deltas_begin(t->relid, t->analysis);
+	mt_deltas_set_exact(set, sides);
 	if (t->folded)
 		mt_deltas_merge(set, t->folded);
 	else if (t->analysis->delta_join)
-		add_joined_changes(t, set);
+		add_joined_changes(t, set, sides);
 	else
 		foreach(lc, t->changes)
 		{
@@ -2444,12 +2666,18 @@ apply_table(ContTable *t, TableState *st)
 	bool		had_logged = false;
 	List	   *named;
 	TimestampTz start = GetCurrentTimestamp();
+	bool		sides = false;
 
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t) &&
 		(!st->deltas || !mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view)))
 	{
 		keep_state(t);
 		full = true;
+	}
+	if (!full)
+	{
+		sides = sides_decide(t);
+		full = t->full;
 	}
 	named = full ? NIL : named_keys(t, st, &nkeys, &had_logged);
 	req.relid = t->relid;
@@ -2464,8 +2692,12 @@ apply_table(ContTable *t, TableState *st)
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t))
 	{
-		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0, sides);
 		int64		written = -1;
+
+		if (sides)
+			PopActiveSnapshot();
+		sides = false;
 
 		if (mt_deltas_saw_null_sum(set))
 			keep_state(t);
@@ -2486,8 +2718,12 @@ apply_table(ContTable *t, TableState *st)
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
-		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0);
+		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0, sides);
 		bool		whole;
+
+		if (sides)
+			PopActiveSnapshot();
+		sides = false;
 
 		req.filter = mt_deltas_apply(set, &whole);
 		/* a NaN or an infinity summed: recomputed in full, below */
@@ -2514,6 +2750,8 @@ apply_table(ContTable *t, TableState *st)
 			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
 					   t->relid, InvalidOid, 0, false);
 	}
+	if (sides)
+		PopActiveSnapshot();	/* (not needed after all: recomputed) */
 	if (had_logged && !full)
 		state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
 				   t->relid, InvalidOid, 0, false);
@@ -2538,7 +2776,10 @@ static void
 defer_table(ContTable *t, TableState *st)
 {
 	TimestampTz oldest = t->oldest;
+	bool		sides = false;
 
+	if (!t->full && changes_layout_current(t))
+		sides = sides_decide(t);
 	if (t->full || !changes_layout_current(t))
 		state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
 				   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
@@ -2546,9 +2787,12 @@ defer_table(ContTable *t, TableState *st)
 	{
 		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
 		log_keys(t);
-		if (t->analysis->strategy == MT_STRATEGY_DELTAS && (t->changes || t->folded))
-			mt_deltas_log(batch_deltas(t, false));
+		if (t->analysis->strategy == MT_STRATEGY_DELTAS &&
+			(t->changes || t->folded || (sides && t->side_changes)))
+			mt_deltas_log(batch_deltas(t, false, sides));
 	}
+	if (sides)
+		PopActiveSnapshot();
 	if (oldest == 0)
 		return;
 	state_exec("UPDATE materialized_table_internal.continuous_state "
@@ -2567,7 +2811,8 @@ defer_table(ContTable *t, TableState *st)
 static bool
 has_batch_work(ContTable *t)
 {
-	return t->full || t->nkeys > 0 || t->changes != NIL || t->folded != NULL;
+	return t->full || t->nkeys > 0 || t->changes != NIL || t->folded != NULL ||
+		t->side_changes != NIL || t->side_keys != NIL || t->side_full;
 }
 
 /*
@@ -2808,6 +3053,10 @@ batch_done(ContTable *t, XLogRecPtr batch_end)
 	t->nchanges = 0;
 	t->folded = NULL;
 	t->oldest = 0;
+	t->side_changes = NIL;
+	t->side_layouts = NULL;
+	t->side_keys = NIL;
+	t->side_full = false;
 	t->applied_lsn = batch_end;
 }
 
@@ -3033,8 +3282,10 @@ mt_continuous_worker_cycle(void)
 		/* what committed before this is read in this cycle (unless it is full) */
 		batch_horizon = GetCurrentTimestamp();
 		batch_reset();
+		batch_start = decoding->reader->EndRecPtr;
 		decode_batch();
 		pending_end = decoding->reader->EndRecPtr;
+		mt_batch_snapshot_reset(pending_end);
 		batch_pending = true;
 	}
 	if (!try_apply_batch(pending_end))
