@@ -265,11 +265,19 @@ class Failure:
 # Internal errors of PostgreSQL itself, reproduced without the extension:
 # counted and shown, not failures.  Each: (signature regex, why).
 CORE_RACES = [
+    # (signature, why, what another session must have run meanwhile, or None)
     (r"^XX000 \| could not open relation with OID N \| relation_open \| reassign_owned$",
      "REASSIGN OWNED racing a DROP TABLE of one of the role's tables: PostgreSQL 15's "
      "shdepReassignOwned opens each relation it listed without checking that it still exists "
      "(two sessions and a plain table give the same: BEGIN; DROP TABLE t; -- then REASSIGN "
-     "OWNED BY its owner TO r; COMMIT)"),
+     "OWNED BY its owner TO r; COMMIT)", None),
+    (r"^XX000 \| tuple concurrently updated \| simple_heap_delete \| ",
+     "a DROP of a table while another session's CREATE INDEX CONCURRENTLY on it ends: "
+     "PostgreSQL 15's DefineIndex releases its session lock on the table before its last "
+     "transaction, which marks the index valid, commits, and the DROP then deletes the index's "
+     "old pg_index row (a plain table gives the same: one session looping CREATE TABLE p AS ...; "
+     "DROP TABLE p, another CREATE INDEX CONCURRENTLY IF NOT EXISTS i ON p ((1)); DROP INDEX i)",
+     r"CREATE INDEX CONCURRENTLY"),
 ]
 
 # ---------------------------------------------------------------------------
@@ -752,7 +760,7 @@ class Fuzzer:
         for line in getattr(self, "info", [])[:10]:
             print(f"  note (not a failure): {line}")
         for sig, count in self.core_races.items():
-            why = next(w for pattern, w in CORE_RACES if re.match(pattern, sig))
+            why = next(w for pattern, w, _ in CORE_RACES if re.match(pattern, sig))
             print(f"  PostgreSQL's own, not a failure [{count}x]: {sig}\n      {why}")
         summary = []
         if self.failures:
@@ -831,6 +839,17 @@ class Session(threading.Thread):
                 time.sleep(0.5)
 
     # Every statement goes through sql(); the counted ones are the unit's steps.
+    def ran_meanwhile(self, pattern, since):
+        """Did another session run a statement matching pattern that was
+        in flight at or after since (or ended within a second before)?"""
+        with self.fz.lock:
+            if any(n != self.n and t1 >= since - 1.0 and re.search(pattern, text)
+                   for t0, t1, n, _, _, text, _ in self.fz.history):
+                return True
+        # (the statement may end a moment after the race it lost)
+        return any(s is not self and s.current and re.search(pattern, s.current[4])
+                   for s in self.fz.sessions)
+
     def sql(self, unit, index, text, step=None):
         tag = f"/* mt_fuzz s{self.n} #{index} */ "
         kind = step.kind if step else "control"
@@ -882,7 +901,8 @@ class Session(threading.Thread):
                 if ctx and ctx[0].startswith("SQL statement "):
                     inner = ctx[0][len("SQL statement "):].strip('"')
                     sig += " | in " + re.sub(r"\d+", "N", inner)[:90]
-                if any(re.match(pattern, sig) for pattern, _ in CORE_RACES):
+                if any(re.match(pattern, sig) and (meanwhile is None or self.ran_meanwhile(meanwhile, t0))
+                       for pattern, _, meanwhile in CORE_RACES):
                     with self.fz.lock:
                         self.fz.core_races[sig] += 1
                 else:
