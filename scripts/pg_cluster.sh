@@ -8,7 +8,8 @@
 #
 # The cluster listens only on a Unix socket in DIR, on PORT, and runs as the
 # postgres OS user (initdb and postgres refuse root).  CRON_DB is the
-# database pg_cron lives in (cron.database_name).
+# database pg_cron lives in (cron.database_name).  MT_CLUSTER_CONF, if
+# set, is added to a new cluster's postgresql.conf (a test's own settings).
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -53,6 +54,7 @@ cron.use_background_workers = on
 cron.max_running_jobs = 8
 timezone = 'UTC'
 log_line_prefix = '%m [%p] %q%a '
+${MT_CLUSTER_CONF:-}
 CONF
         # PostgreSQL 15.19 and later decode only with the output plugins
         # listed there; an older server refuses to start with the setting
