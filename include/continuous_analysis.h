@@ -97,15 +97,13 @@ typedef struct MtDeltaOutput
 /*
  * Another source of a DELTAS join whose changed rows adjust the groups
  * too, joined with the sources as a batch leaves them (see
- * continuous_snapshot.c): the standard delta rule, delta_source's terms
- * and this one's, less the pairs of both.
+ * continuous_snapshot.c): the standard delta rule, the terms of each set
+ * of changed sources (mt_analysis_term_sql).
  */
 typedef struct MtDeltaSide
 {
 	Oid			relid;
-	char	   *changes_sql;	/* the rows for its changed rows, $1 */
-	char	   *pair_sql;		/* for changed rows of delta_source ($1)
-								 * joined with its changed rows ($2) */
+	int			rtindex;		/* in rows_query */
 } MtDeltaSide;
 
 typedef struct MtAnalysis
@@ -141,6 +139,9 @@ typedef struct MtAnalysis
 	char	   *changes_sql;	/* with delta_join: the same rows for the
 								 * changed rows of delta_source, $1 */
 	List	   *sides;			/* with delta_join: MtDeltaSide */
+	Query	   *rows_query;		/* with delta_join: rows_sql's query */
+	int			delta_rtindex;	/* ... and delta_source's place in it */
+	List	   *term_sqls;		/* cache of mt_analysis_term_sql */
 	Bitmapset  *sum_only_columns;	/* with delta_join: delta_source's
 									 * columns read only as sum()s (see
 									 * mt_deltas_add_joined) */
@@ -154,6 +155,7 @@ extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);
 extern List *mt_analysis_sources(MtAnalysis *analysis);
 extern bool mt_analysis_is_side(MtAnalysis *a, Oid relid);
+extern const char *mt_analysis_term_sql(MtAnalysis *a, List *members);
 extern bool mt_relation_is_decodable(Oid relid);
 extern bool mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid);
 

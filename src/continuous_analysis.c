@@ -37,6 +37,7 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
@@ -867,20 +868,61 @@ replace_by_rows(Query *rows, int rtindex, int paramid)
 }
 
 /*
- * The rows query with source rtindex replaced by $1 (and other_rtindex, if
- * not 0, by $2): the rows a set of changed rows of the source gives,
- * joined with the other sources as they are (or with changed rows of the
- * other one).
+ * The rows query with source rtindex replaced by $1: the rows a set of
+ * changed rows of the source gives, joined with the other sources as they
+ * are.
  */
 static char *
-changes_sql(Query *rows, int rtindex, int other_rtindex)
+changes_sql(Query *rows, int rtindex)
 {
 	Query	   *changes = copyObject(rows);
 
 	replace_by_rows(changes, rtindex, 1);
-	if (other_rtindex != 0)
-		replace_by_rows(changes, other_rtindex, 2);
 	return mt_query_text(changes);
+}
+
+/* A term of the delta rule: its sources (member numbers), and its SQL. */
+typedef struct TermSql
+{
+	List	   *members;
+	char	   *sql;
+} TermSql;
+
+/*
+ * mt_analysis_term_sql
+ *		The rows query of a DELTAS join with the changed rows of some of
+ *		its sources in place of the sources: members lists them, 0 for
+ *		delta_source and n for the n-th of sides, and the i-th (from 1) is
+ *		replaced by $i, an array of its rows.  Made once per set, kept with
+ *		the analysis.
+ */
+const char *
+mt_analysis_term_sql(MtAnalysis *a, List *members)
+{
+	MemoryContext old;
+	ListCell   *lc;
+	Query	   *q;
+	TermSql    *term;
+
+	foreach(lc, a->term_sqls)
+		if (equal(((TermSql *) lfirst(lc))->members, members))
+			return ((TermSql *) lfirst(lc))->sql;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(a));
+	q = copyObject(a->rows_query);
+	foreach(lc, members)
+	{
+		int			m = lfirst_int(lc);
+		int			rtindex = m == 0 ? a->delta_rtindex :
+			((MtDeltaSide *) list_nth(a->sides, m - 1))->rtindex;
+
+		replace_by_rows(q, rtindex, foreach_current_index(lc) + 1);
+	}
+	term = palloc(sizeof(TermSql));
+	term->members = list_copy(members);
+	term->sql = mt_query_text(q);
+	a->term_sqls = lappend(a->term_sqls, term);
+	MemoryContextSwitchTo(old);
+	return term->sql;
 }
 
 /*
@@ -889,7 +931,7 @@ changes_sql(Query *rows, int rtindex, int other_rtindex)
  * (whose changes reach their readers through the chain, not decoding).
  */
 static List *
-delta_sides(Query *q, Query *rows, List *rtindexes, int rtindex)
+delta_sides(Query *q, List *rtindexes, int rtindex)
 {
 	List	   *sides = NIL;
 	ListCell   *lc;
@@ -913,8 +955,7 @@ delta_sides(Query *q, Query *rows, List *rtindexes, int rtindex)
 			continue;
 		side = palloc0(sizeof(MtDeltaSide));
 		side->relid = rte->relid;
-		side->changes_sql = changes_sql(rows, r, 0);
-		side->pair_sql = changes_sql(rows, rtindex, r);
+		side->rtindex = r;
 		sides = lappend(sides, side);
 	}
 	return sides;
@@ -1093,9 +1134,11 @@ try_deltas(Graph *g, Query *q, MtAnalysis *a)
 	a->rows_sql = mt_query_text(rows);
 	if (a->delta_join)
 	{
-		a->changes_sql = changes_sql(rows, rtindex, 0);
+		a->changes_sql = changes_sql(rows, rtindex);
 		a->sum_only_columns = sum_only_columns(q, rtindex);
-		a->sides = delta_sides(q, rows, rtindexes, rtindex);
+		a->sides = delta_sides(q, rtindexes, rtindex);
+		a->rows_query = rows;
+		a->delta_rtindex = rtindex;
 		return true;
 	}
 

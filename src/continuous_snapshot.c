@@ -29,6 +29,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
 #include "catalog/pg_class.h"
@@ -192,6 +193,11 @@ mt_batch_snapshot_push(List *relids)
 	snap = GetLatestSnapshot();
 	/* a transaction it sees wrote its changes before this */
 	upto = GetXLogInsertRecPtr();
+	/* (at the start of a page, past a header no record has written yet) */
+	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= SizeOfXLogLongPHD;
+	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		upto -= SizeOfXLogShortPHD;
 	XLogFlush(upto);
 	scan_changes(upto);
 	if (scan_failed)

@@ -2233,55 +2233,130 @@ excluded_groups(List *baselines, Bitmapset *mask)
 	return exclude;
 }
 
+/* A source's changed rows in a term of the delta rule. */
+typedef struct TermMember
+{
+	int			member;			/* 0: delta_source; n: the n-th side */
+	Oid			relid;
+	List	   *classes;		/* RowClass */
+} TermMember;
+
+#define MAX_TERM_SOURCES	4		/* changed sources of one batch */
+
+/*
+ * The terms of one set of changed sources (bits of set, over members):
+ * the query's rows with each replaced by its changed rows, counted with
+ * the product of their signs, and with a minus sign for an even number of
+ * sources (inclusion-exclusion).  A product with an adjustment row of
+ * delta_source (sign 0, new minus old of summed columns) counts its sums
+ * alone.  Each combination of the members' classes is one query, which
+ * leaves out the groups of the baselines that saw any of its rows.
+ */
+static void
+add_term_set(ContTable *t, MtDeltaSet *set, List *baselines, TermMember *members, int nmembers,
+			 int bits)
+{
+	List	   *ids = NIL;
+	TermMember *in[MAX_TERM_SOURCES];
+	int			pick[MAX_TERM_SOURCES];
+	int			n = 0;
+	int			sign;
+	const char *sql;
+
+	for (int i = 0; i < nmembers; i++)
+		if (bits & (1 << i))
+		{
+			in[n++] = &members[i];
+			ids = lappend_int(ids, members[i].member);
+		}
+	sign = (n % 2 == 1) ? 1 : -1;
+	sql = mt_analysis_term_sql(t->analysis, ids);
+	memset(pick, 0, sizeof(pick));
+	for (;;)
+	{
+		Oid			relids[MAX_TERM_SOURCES];
+		List	   *tuples[MAX_TERM_SOURCES];
+		Bitmapset  *mask = NULL;
+		int			factor = sign;
+		bool		adjustments = false;
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			RowClass   *c = list_nth(in[i]->classes, pick[i]);
+
+			relids[i] = in[i]->relid;
+			tuples[i] = c->tuples;
+			mask = bms_union(mask, c->mask);
+			if (c->sign == 0)
+				adjustments = true;
+			else
+				factor *= c->sign;
+		}
+		mt_deltas_add_term(set, sql, n, relids, tuples, factor, adjustments,
+						   excluded_groups(baselines, mask));
+		/* the next combination of classes */
+		for (i = 0; i < n; i++)
+		{
+			if (++pick[i] < list_length(in[i]->classes))
+				break;
+			pick[i] = 0;
+		}
+		if (i == n)
+			break;
+	}
+}
+
 /*
  * The terms of the delta rule for a DELTAS join: delta_source's changed
  * rows joined with the other sources; with sides (the batch applied with
- * a snapshot of its end, sides_decide), also the one other source's
- * changed rows joined with the rest, less the pairs of both.  A change a
- * group's baseline saw adds nothing to that group (see Baselines above):
- * each term leaves out the groups of the baselines that saw any of its
- * rows.
+ * a snapshot of its end, sides_decide), the terms of every set of the
+ * changed sources (see add_term_set).  A change a group's baseline saw
+ * adds nothing to that group (see Baselines above).
  */
 static void
 add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 {
 	List	   *baselines = group_baselines(t->relid);
-	List	   *mine = row_classes(t->changes, baselines);
-	List	   *theirs;
-	MtDeltaSide *side;
+	TermMember	members[MAX_TERM_SOURCES];
+	int			nmembers = 0;
 	ListCell   *lc;
-	ListCell   *lo;
 
-	foreach(lc, mine)
+	if (t->changes != NIL)
 	{
-		RowClass   *c = lfirst(lc);
-
-		mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
+		members[0].member = 0;
+		members[0].relid = t->analysis->delta_source;
+		members[0].classes = row_classes(t->changes, baselines);
+		nmembers = 1;
 	}
-	if (!sides || t->side_changes == NIL)
-		return;
-
-	/* (sides_decide lets through the rows of one side at most) */
-	side = list_nth(t->analysis->sides, ((RowChange *) linitial(t->side_changes))->side - 1);
-	theirs = row_classes(t->side_changes, baselines);
-	foreach(lo, theirs)
+	if (!sides)
 	{
-		RowClass   *o = lfirst(lo);
-
-		mt_deltas_add_term(set, side->changes_sql, 1, &side->relid, &o->tuples, o->sign, false,
-						   excluded_groups(baselines, o->mask));
-		foreach(lc, mine)
+		foreach(lc, nmembers ? members[0].classes : NIL)
 		{
 			RowClass   *c = lfirst(lc);
-			Oid			relids[2] = {t->analysis->delta_source, side->relid};
-			List	   *tuples[2] = {c->tuples, o->tuples};
 
-			/* an adjustment row (sign 0) is new minus old of summed columns */
-			mt_deltas_add_term(set, side->pair_sql, 2, relids, tuples,
-							   -(c->sign == 0 ? 1 : c->sign) * o->sign, c->sign == 0,
-							   excluded_groups(baselines, bms_union(c->mask, o->mask)));
+			mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
 		}
+		return;
 	}
+	/* (sides_decide lets through MAX_TERM_SOURCES changed sources at most) */
+	for (int k = 1; k <= list_length(t->analysis->sides); k++)
+	{
+		List	   *rows = NIL;
+
+		foreach(lc, t->side_changes)
+			if (((RowChange *) lfirst(lc))->side == k)
+				rows = lappend(rows, lfirst(lc));
+		if (rows == NIL)
+			continue;
+		Assert(nmembers < MAX_TERM_SOURCES);
+		members[nmembers].member = k;
+		members[nmembers].relid = ((MtDeltaSide *) list_nth(t->analysis->sides, k - 1))->relid;
+		members[nmembers].classes = row_classes(rows, baselines);
+		nmembers++;
+	}
+	for (int bits = 1; bits < (1 << nmembers); bits++)
+		add_term_set(t, set, baselines, members, nmembers, bits);
 }
 
 /*
@@ -2289,9 +2364,9 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
  * sources' changed rows adjust its groups by the delta rule?  Only with a
  * snapshot that sees exactly what the batch decoded (continuous_snapshot.c),
  * only if no earlier adjustment of the table may have read a transaction
- * this batch decodes (inexact_lsn), only with the rows of one other source
- * at most (the pairs kept are those with delta_source), and only if their
- * layout is still the source's.  Then that snapshot is pushed (the caller
+ * this batch decodes (inexact_lsn), only with MAX_TERM_SOURCES changed
+ * sources at most (their sets are that many terms, 2^n - 1), and only if
+ * the rows' layout is still their source's.  Then that snapshot is pushed (the caller
  * pops it once the adjustments are made) and true returned.  Otherwise
  * the rows name the key tuples to recompute instead (or everything), and
  * the adjustments of delta_source's rows read the sources as they are
@@ -2300,16 +2375,17 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 static bool
 sides_decide(ContTable *t)
 {
-	bool		one_side = true;
+	Bitmapset  *changed = NULL;
 	bool		layouts_current = true;
 	ListCell   *lc;
 
 	if (t->full || t->analysis->strategy != MT_STRATEGY_DELTAS || !t->analysis->delta_join ||
 		(t->changes == NIL && t->side_changes == NIL))
 		return false;
+	if (t->changes != NIL)
+		changed = bms_add_member(changed, 0);
 	foreach(lc, t->side_changes)
-		if (((RowChange *) lfirst(lc))->side != ((RowChange *) linitial(t->side_changes))->side)
-			one_side = false;
+		changed = bms_add_member(changed, ((RowChange *) lfirst(lc))->side);
 	if (t->side_layouts)
 		for (int i = 0; i < list_length(t->analysis->sides); i++)
 		{
@@ -2324,7 +2400,8 @@ sides_decide(ContTable *t)
 			if (RelationIsValid(source))
 				RelationClose(source);
 		}
-	if (one_side && layouts_current && batch_start >= t->inexact_lsn &&
+	if (bms_num_members(changed) <= MAX_TERM_SOURCES && layouts_current &&
+		batch_start >= t->inexact_lsn &&
 		mt_batch_snapshot_push(t->reads))
 		return true;
 
