@@ -817,6 +817,19 @@ read_table(MtTable *mt, MemoryContext context)
 }
 
 /*
+ * Was the table dropped while the worker waited for it (or analyzed it)?  A DROP holding
+ * the table (or what its query reads) makes the worker wait, and the
+ * relation is gone once the lock is granted: that is no failure of the
+ * table, and nothing of it is to be kept.
+ */
+static bool
+dropped_meanwhile(Oid relid)
+{
+	AcceptInvalidationMessages();
+	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid));
+}
+
+/*
  * The tables to follow, analyzed, into context; false if one is locked.
  * What the analysis locks beyond them is waited for briefly at most.  A
  * table whose analysis fails is left out (table_unreadable), and the
@@ -865,9 +878,8 @@ read_tables(List *mts, MemoryContext context, List **result)
 			return false;
 		if (edata)
 		{
-			AcceptInvalidationMessages();
-			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)))
-				continue;		/* dropped while it was analyzed */
+			if (dropped_meanwhile(mt->relid))
+				continue;
 			table_unreadable(mt, edata, now);
 			still_unreadable = lappend(still_unreadable, unreadable_entry(mt->relid));
 			continue;
@@ -1326,10 +1338,9 @@ side_of(ContTable *t, Oid relid)
  * applied (sides_decide).
  */
 static void
-side_change(ContTable *t, Interest *in, Relation rel, char action,
+side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
 			HeapTuple oldtup, HeapTuple newtup, TransactionId xid)
 {
-	int			side = side_of(t, in->use->relid);
 	HeapTuple	tuples[2] = {oldtup, newtup};
 
 	if ((action != 'I' && (oldtup == NULL ||
@@ -1385,6 +1396,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 	MemoryContext old;
 	ListCell   *lc;
 	bool		relevant = false;
+	int			side;
 
 	if (interests == NULL)
 		return;
@@ -1403,9 +1415,9 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
-		if (side_of(t, in->use->relid) > 0)
+		if ((side = side_of(t, in->use->relid)) > 0)
 		{
-			side_change(t, in, rel, action, oldtup, newtup, txn->xid);
+			side_change(t, side, in, rel, action, oldtup, newtup, txn->xid);
 			continue;
 		}
 		if (in->use->full || t->analysis->strategy == MT_STRATEGY_FULL ||
@@ -2917,19 +2929,6 @@ lock_for_apply(ContTable *t)
 }
 
 /*
- * Was the table dropped while the worker waited for it?  A DROP holding
- * the table (or what its query reads) makes the worker wait, and the
- * relation is gone once the lock is granted: that is no failure of the
- * table, and nothing of it is to be kept.
- */
-static bool
-dropped_meanwhile(ContTable *t)
-{
-	AcceptInvalidationMessages();
-	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(t->relid));
-}
-
-/*
  * After a table failed: keep its work for the next try.  If even that
  * fails (keeping adjustments evaluates the query's expressions on the
  * changed rows, which may be what failed), the table waits for a full
@@ -2954,7 +2953,7 @@ keep_after_failure(ContTable *t, TableState *st)
 		edata = mt_subxact_rollback(&sub);
 	}
 	PG_END_TRY();
-	if (edata == NULL || dropped_meanwhile(t))
+	if (edata == NULL || dropped_meanwhile(t->relid))
 		return;
 	if (gave_way(edata))
 		ReThrowError(edata);
@@ -3036,7 +3035,7 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	{
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
-		if (dropped_meanwhile(t))
+		if (dropped_meanwhile(t->relid))
 			return false;
 		if (gave_way(edata))
 		{
