@@ -5,7 +5,7 @@
 
 EXTENSION = materialized_table
 MODULE_big = materialized_table
-OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 
 # the install script of the current version is assembled from
 # extension/*.sql, one file per concern; earlier versions' scripts and the
@@ -28,4 +28,4 @@ include $(PGXS)
 materialized_table--$(EXTVERSION).sql: $(sort $(wildcard extension/*.sql))
 	cat $^ > $@
 
-$(OBJS): $(wildcard include/*.h)
+$(OBJS): $(wildcard include/mt/*.h include/mt/*/*.h)

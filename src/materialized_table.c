@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * materialized_table.c
+ * src/materialized_table.c
  *	  Entry point: settings, hooks and background workers are set up here.
  *
  * The library must be loaded through shared_preload_libraries: its hooks
@@ -24,9 +24,9 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "guards.h"
-#include "launcher.h"
-#include "materialized_table.h"
+#include "mt/hooks/guards.h"
+#include "mt/bgw/launcher.h"
+#include "mt/materialized_table.h"
 
 PG_MODULE_MAGIC;
 

@@ -107,7 +107,7 @@ FINAL_ONLY = [
           FROM {INTERNAL}.mt_table t WHERE t.refresh_status = 'INITIALIZING'""",
 ]
 
-# left behind by design for a while (see state_delete() in src/continuous.c),
+# left behind by design for a while (see state_delete() in src/continuous/continuous.c),
 # reported but not failures
 INFO = [
     f"""SELECT format('%s rows of %s for dropped table %s', count(*), tab, relid)

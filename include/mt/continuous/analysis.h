@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/continuous/analysis.h
+ *	  How the continuous pipeline maintains a table, decided from its query.
+ *
+ * Strategies (materialized_tables.maintenance shows INCREMENTAL for the
+ * first two, FULL_RECOMPUTE for the last):
+ *
+ *	  KEYS		a changed source row names the values of some key columns
+ *				of the result (grouping columns, DISTINCT columns, or plain
+ *				columns of a select-project-join query, reached through
+ *				equi-join conditions); the rows with those values are
+ *				recomputed from the query.  Idempotent.
+ *	  DELTAS	aggregates over one table or inner joins, grouped by result
+ *				columns (plain or expressions) or global, whose aggregates
+ *				are count, sum and avg of exact types, with FILTER, read
+ *				anywhere in the result's expressions and HAVING (see
+ *				continuous/aggregates.c): per-group counters kept in a
+ *				hidden state table are adjusted by the changed rows of
+ *				one source (through the join: joined with the other
+ *				sources' current rows), which are never read again;
+ *				changes of the other sources name groups to recompute,
+ *				as KEYS does.  Applied exactly once (see
+ *				continuous/cycle.c).
+ *	  FULL		anything else: the whole query is recomputed when a source
+ *				changed (or every freshness period when the result may
+ *				change without any source changing).
+ *
+ * A "use" is one occurrence of a source relation in the query.  Its family
+ * number identifies the key columns a change of that source names.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_ANALYSIS_H
+#define MT_CONTINUOUS_ANALYSIS_H
+
+#include "nodes/parsenodes.h"
+#include "nodes/pg_list.h"
+
+typedef enum MtStrategy
+{
+	MT_STRATEGY_KEYS,
+	MT_STRATEGY_DELTAS,
+	MT_STRATEGY_FULL
+} MtStrategy;
+
+typedef struct MtSourceUse
+{
+	Oid			relid;			/* source relation (a table, never a partition) */
+	bool		inh;			/* read with its partitions or inheritance
+								 * children, whose changes count too */
+	bool		full;			/* any change: recompute everything */
+	int			family;			/* change-log family of its keys */
+	List	   *attnums;		/* int: source columns ... */
+	List	   *key_columns;	/* String: ... and the result columns they give */
+} MtSourceUse;
+
+typedef enum MtAggKind
+{
+	MT_AGG_COUNT_STAR,
+	MT_AGG_COUNT,
+	MT_AGG_SUM,
+	MT_AGG_AVG
+} MtAggKind;
+
+/*
+ * An aggregate maintained by deltas: count(*), count(x), sum(x) or avg(x),
+ * its FILTER folded into its argument (count(*) FILTER (WHERE c) is
+ * count(CASE WHEN c THEN true END)).
+ */
+typedef struct MtDeltaAgg
+{
+	MtAggKind	kind;
+	Expr	   *arg;			/* NULL for count(*); over the source row
+								 * unless delta_join */
+	Oid			sum_type;		/* type of the kept sum */
+	Oid			agg_type;		/* the aggregate's result type */
+	List	   *scales;			/* int: for a numeric argument of no
+								 * declared scale, the display scales its
+								 * values can have (see continuous/aggregates.c) */
+	char	   *output;			/* result column it is alone, or NULL */
+	Oid			output_type;
+	Oid			arg_relid;		/* the argument is this table's column ... */
+	AttrNumber	arg_attnum;		/* ... or InvalidAttrNumber */
+} MtDeltaAgg;
+
+/* A result column of a DELTAS table, computed from its group's state. */
+typedef struct MtDeltaOutput
+{
+	char	   *name;
+	Expr	   *expr;			/* over Var(1, n): the n-th group column,
+								 * then the aggregates' values, in order */
+	bool		junk;			/* only sorted by (ORDER BY ... LIMIT) */
+	Index		sortref;		/* its place in the ORDER BY, or 0 */
+} MtDeltaOutput;
+
+/*
+ * Another source of a DELTAS join whose changed rows adjust the groups
+ * too, joined with the sources as a batch leaves them (see
+ * continuous/snapshot.c): the standard delta rule, the terms of each set
+ * of changed sources (mt_analysis_term_sql).
+ */
+typedef struct MtDeltaSide
+{
+	Oid			relid;
+	int			rtindex;		/* in rows_query */
+} MtDeltaSide;
+
+typedef struct MtAnalysis
+{
+	Oid			owner;			/* the table's owner when it was analyzed:
+								 * the query's code runs as this role */
+	MtStrategy	strategy;
+	char	   *reason;			/* a sentence: how, or why not incremental */
+	bool		poll;			/* recompute every freshness period */
+	List	   *uses;			/* MtSourceUse */
+	List	   *keys;			/* String: result columns used as keys */
+
+	/* DELTAS */
+	Oid			delta_source;	/* the source whose changed rows adjust */
+	bool		delta_join;		/* ... joined with other sources' rows */
+	Node	   *delta_quals;	/* WHERE, over the source row; or NULL */
+	List	   *group_exprs;	/* Expr over the source row, in group order */
+	List	   *group_outputs;	/* char *: their result columns */
+	List	   *aggs;			/* MtDeltaAgg */
+	List	   *outputs;		/* MtDeltaOutput, in the result's order */
+	Node	   *having;			/* HAVING, over the same Vars; or NULL */
+	bool		topk;			/* ORDER BY ... LIMIT / OFFSET: the first
+								 * rows of the state, the table is refreshed
+								 * whole when a group changed */
+	List	   *sort_clause;	/* with topk: SortGroupClause of the outputs */
+	Node	   *limit_count;	/* with topk: LIMIT, OFFSET, as the query's */
+	Node	   *limit_offset;
+	LimitOption limit_option;
+	bool		plain_outputs;	/* each output is a group column or one
+								 * aggregate alone, and no HAVING */
+	char	   *rows_sql;		/* the rows before aggregation: group
+								 * columns, then __mt_arg_<n> */
+	char	   *changes_sql;	/* with delta_join: the same rows for the
+								 * changed rows of delta_source, $1 */
+	List	   *sides;			/* with delta_join: MtDeltaSide */
+	Query	   *rows_query;		/* with delta_join: rows_sql's query */
+	int			delta_rtindex;	/* ... and delta_source's place in it */
+	List	   *term_sqls;		/* cache of mt_analysis_term_sql */
+	Bitmapset  *sum_only_columns;	/* with delta_join: delta_source's
+									 * columns read only as sum()s (see
+									 * mt_deltas_add_joined) */
+	bool		fold_while_decoding;	/* changed rows are folded into the
+										 * adjustments as they are decoded */
+	bool		in_place;		/* a new pipeline makes the table's own rows
+								 * its state (mt/continuous/deltas.h) */
+} MtAnalysis;
+
+extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
+extern const char *mt_strategy_name(MtStrategy strategy);
+extern List *mt_analysis_sources(MtAnalysis *analysis);
+extern bool mt_analysis_is_side(MtAnalysis *a, Oid relid);
+extern const char *mt_analysis_term_sql(MtAnalysis *a, List *members);
+extern bool mt_relation_is_decodable(Oid relid);
+extern bool mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid);
+
+#endif							/* MT_CONTINUOUS_ANALYSIS_H */

@@ -1,0 +1,899 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/catalog/catalog.c
+ *	  Reading and writing the catalog of materialized tables.
+ *
+ * Rows are written through SPI with parameters.  The one hot question,
+ * "is this relation a materialized table (or a partition of one)?", is
+ * asked by the executor hook for every write statement, so its answers
+ * are cached per backend and dropped whenever PostgreSQL invalidates the
+ * relation's relcache entry (creating and dropping a table both do).
+ *
+ * Locking: a command that changes a table's row, or its pg_cron job, locks
+ * the table itself first and then the row (mt_catalog_lock), and reads
+ * the row only after both: so commands on one table queue in one order,
+ * and each sees the row as the one before it left it.  See mt/catalog/catalog.h.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/catalog/marker.h"
+#include "mt/commands/commands.h"
+#include "mt/materialized_table.h"
+#include "mt/utils/spi_plans.h"
+
+typedef struct MtCacheEntry
+{
+	Oid			relid;			/* hash key */
+	Oid			owning_mt;		/* the MT this relation is or belongs to */
+} MtCacheEntry;
+
+static HTAB *mt_cache = NULL;
+
+static void
+mt_cache_invalidate(Datum arg, Oid relid)
+{
+	if (mt_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+		mt_catalog_cache_reset();
+	else
+		hash_search(mt_cache, &relid, HASH_REMOVE, NULL);
+}
+
+void
+mt_catalog_cache_reset(void)
+{
+	HASH_SEQ_STATUS status;
+	MtCacheEntry *entry;
+
+	if (mt_cache == NULL)
+		return;
+	hash_seq_init(&status, mt_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		hash_search(mt_cache, &entry->relid, HASH_REMOVE, NULL);
+}
+
+/*
+ * Probe the catalog's primary key index for relid.
+ *
+ * The executor hook asks this for the target of every write, so it reads
+ * the row as catalog lookups do, committed or not (SnapshotSelf), and not
+ * with an MVCC snapshot: in a SERIALIZABLE transaction, an MVCC read would
+ * take a predicate lock on the catalog, and an INSERT into the source of a
+ * table being created would then conflict with the CREATE that writes the
+ * catalog, making one of them fail where CREATE TABLE AS does not.
+ */
+/*
+ * Lock the extension's relation name in mode and return its OID, or
+ * InvalidOid if there is none.  A DROP EXTENSION may hold the relation:
+ * once it has committed, the relation is gone, and the caller must not
+ * open it by the OID it looked up before waiting.
+ */
+static Oid
+lock_internal_relation(const char *name, LOCKMODE mode)
+{
+	Oid			nsp = mt_internal_namespace();
+	Oid			relid;
+
+	if (!OidIsValid(nsp))
+		return InvalidOid;
+	relid = get_relname_relid(name, nsp);
+	if (!OidIsValid(relid))
+		return InvalidOid;
+	LockRelationOid(relid, mode);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, mode);
+		return InvalidOid;
+	}
+	return relid;
+}
+
+static bool
+catalog_has_row(Oid relid)
+{
+	Oid			catalog_oid;
+	Oid			index_oid;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	if (!OidIsValid(mt_internal_namespace()))
+		return false;
+	index_oid = get_relname_relid("mt_table_pkey", mt_internal_namespace());
+	if (!OidIsValid(index_oid))
+		return false;
+	/* no catalog once a DROP EXTENSION has committed: no materialized table */
+	catalog_oid = lock_internal_relation(MT_CATALOG_TABLE, AccessShareLock);
+	if (!OidIsValid(catalog_oid))
+		return false;
+	rel = table_open(catalog_oid, NoLock);
+	ScanKeyInit(&key, Anum_mt_table_relid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index_oid, true, SnapshotSelf, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * mt_owning_materialized_table
+ *		The MT that relid is, or is a partition of; InvalidOid if none.
+ */
+Oid
+mt_owning_materialized_table(Oid relid)
+{
+	MtCacheEntry *entry;
+	bool		found;
+	Oid			owner = InvalidOid;
+
+	if (mt_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(MtCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		mt_cache = hash_create("materialized_table relations", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(mt_cache_invalidate, (Datum) 0);
+	}
+
+	entry = hash_search(mt_cache, &relid, HASH_FIND, &found);
+	if (found)
+		return entry->owning_mt;
+
+	if (catalog_has_row(relid))
+		owner = relid;
+	else if (get_rel_relispartition(relid))
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+
+		if (ancestors != NIL && catalog_has_row(llast_oid(ancestors)))
+			owner = llast_oid(ancestors);
+	}
+
+	entry = hash_search(mt_cache, &relid, HASH_ENTER, NULL);
+	entry->owning_mt = owner;
+	return owner;
+}
+
+bool
+mt_is_materialized_table(Oid relid)
+{
+	return OidIsValid(relid) && mt_owning_materialized_table(relid) == relid;
+}
+
+/* ---------------------------------------------------------------------
+ * Conversions
+ * ---------------------------------------------------------------------
+ */
+
+const char *
+mt_status_name(MtStatus status)
+{
+	switch (status)
+	{
+		case MT_STATUS_INITIALIZING:
+			return "INITIALIZING";
+		case MT_STATUS_ACTIVATED:
+			return "ACTIVATED";
+		case MT_STATUS_SUSPENDED:
+			return "SUSPENDED";
+	}
+	return NULL;
+}
+
+static MtStatus
+status_from_name(const char *name)
+{
+	if (strcmp(name, "ACTIVATED") == 0)
+		return MT_STATUS_ACTIVATED;
+	if (strcmp(name, "SUSPENDED") == 0)
+		return MT_STATUS_SUSPENDED;
+	return MT_STATUS_INITIALIZING;
+}
+
+const char *
+mt_mode_name(MtRefreshMode mode)
+{
+	return mode == MT_MODE_FULL ? "FULL" : "CONTINUOUS";
+}
+
+static MtFreshnessUnit
+unit_from_name(const char *name)
+{
+	if (strcmp(name, "MINUTE") == 0)
+		return MT_UNIT_MINUTE;
+	if (strcmp(name, "HOUR") == 0)
+		return MT_UNIT_HOUR;
+	if (strcmp(name, "DAY") == 0)
+		return MT_UNIT_DAY;
+	return MT_UNIT_SECOND;
+}
+
+char *
+mt_option_value(List *options, const char *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (strcmp(opt->key, key) == 0)
+			return opt->value;
+	}
+	return NULL;
+}
+
+static void
+append_json_string(StringInfo buf, const char *s)
+{
+	escape_json(buf, s);
+}
+
+/* A flat JSON object of string values, as text. */
+static char *
+options_to_json_text(List *options)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (buf.len > 1)
+			appendStringInfoString(&buf, ", ");
+		append_json_string(&buf, opt->key);
+		appendStringInfoString(&buf, ": ");
+		append_json_string(&buf, opt->value);
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+Jsonb *
+mt_options_to_jsonb(List *options)
+{
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+											  CStringGetDatum(options_to_json_text(options))));
+}
+
+/* Parse a flat JSON object of strings back into MtOption, in key order. */
+static List *
+options_from_jsonb(Jsonb *jb)
+{
+	List	   *result = NIL;
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	MtOption   *opt = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			opt = palloc0(sizeof(MtOption));
+			opt->key = pnstrdup(v.val.string.val, v.val.string.len);
+		}
+		else if (tok == WJB_VALUE && opt)
+		{
+			if (v.type == jbvString)
+				opt->value = pnstrdup(v.val.string.val, v.val.string.len);
+			else
+				opt->value = JsonbToCString(NULL, &jb->root, 0);
+			result = lappend(result, opt);
+			opt = NULL;
+		}
+	}
+	return result;
+}
+
+static char *
+distribution_to_json_text(MtDistribution *d)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (d == NULL)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"kind\": \"%s\", \"buckets\": %d, \"columns\": [",
+					 d->kind == MT_DISTRIBUTION_RANGE ? "RANGE" :
+					 d->kind == MT_DISTRIBUTION_HASH ? "HASH" : "DEFAULT",
+					 d->buckets);
+	foreach(lc, d->columns)
+	{
+		if (lc != list_head(d->columns))
+			appendStringInfoString(&buf, ", ");
+		append_json_string(&buf, strVal(lfirst(lc)));
+	}
+	appendStringInfoString(&buf, "], \"bounds\": [");
+	foreach(lc, d->bounds)
+	{
+		List	   *bound = lfirst(lc);
+		ListCell   *lc2;
+
+		if (lc != list_head(d->bounds))
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoChar(&buf, '[');
+		foreach(lc2, bound)
+		{
+			if (lc2 != list_head(bound))
+				appendStringInfoString(&buf, ", ");
+			append_json_string(&buf, lfirst(lc2));
+		}
+		appendStringInfoChar(&buf, ']');
+	}
+	appendStringInfoString(&buf, "]}");
+	return buf.data;
+}
+
+static MtDistribution *
+distribution_from_jsonb(Jsonb *jb)
+{
+	MtDistribution *d = palloc0(sizeof(MtDistribution));
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+	int			depth = 0;
+	List	   *bound = NIL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		switch (tok)
+		{
+			case WJB_BEGIN_OBJECT:
+			case WJB_BEGIN_ARRAY:
+				depth++;
+				bound = NIL;
+				break;
+			case WJB_END_ARRAY:
+				if (depth == 3 && key && strcmp(key, "bounds") == 0)
+					d->bounds = lappend(d->bounds, bound);
+				depth--;
+				break;
+			case WJB_END_OBJECT:
+				depth--;
+				break;
+			case WJB_KEY:
+				key = pnstrdup(v.val.string.val, v.val.string.len);
+				break;
+			case WJB_VALUE:
+				if (strcmp(key, "kind") == 0)
+				{
+					char	   *kind = pnstrdup(v.val.string.val, v.val.string.len);
+
+					d->kind = strcmp(kind, "RANGE") == 0 ? MT_DISTRIBUTION_RANGE :
+						strcmp(kind, "HASH") == 0 ? MT_DISTRIBUTION_HASH : MT_DISTRIBUTION_DEFAULT;
+				}
+				else if (strcmp(key, "buckets") == 0)
+					d->buckets = DatumGetInt32(DirectFunctionCall1(numeric_int4,
+																   NumericGetDatum(v.val.numeric)));
+				break;
+			case WJB_ELEM:
+				if (strcmp(key, "columns") == 0)
+					d->columns = lappend(d->columns,
+										 makeString(pnstrdup(v.val.string.val, v.val.string.len)));
+				else if (strcmp(key, "bounds") == 0)
+					bound = lappend(bound, pnstrdup(v.val.string.val, v.val.string.len));
+				break;
+			default:
+				break;
+		}
+	}
+	return d;
+}
+
+static Datum
+string_list_to_array(List *strings)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (list_length(strings) + 1));
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, strings)
+		elems[n++] = CStringGetTextDatum(strVal(lfirst(lc)));
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static List *
+array_to_string_list(Datum array)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	List	   *result = NIL;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (i = 0; i < n; i++)
+		result = lappend(result, makeString(TextDatumGetCString(elems[i])));
+	return result;
+}
+
+/* ---------------------------------------------------------------------
+ * Rows
+ * ---------------------------------------------------------------------
+ */
+
+#define MT_TABLE_COLUMNS_1_0 \
+"relid, query_view, definition_query, refresh_mode, freshness_value, " \
+"freshness_unit, refresh_status, partition_keys, options, declared_columns, " \
+"metadata_columns, watermark_column, watermark_expression, distribution, " \
+"last_refresh_time, scheduler, cron_jobid, pipeline_options"
+
+/*
+ * The catalog's columns.  Version 1.0's has no restore_pending: the library
+ * works on it until ALTER EXTENSION ... UPDATE, as if nothing was pending.
+ */
+static int
+catalog_natts(void)
+{
+	Oid			catalog = get_relname_relid(MT_CATALOG_TABLE, mt_internal_namespace());
+
+	if (OidIsValid(catalog) && get_attnum(catalog, "id") != InvalidAttrNumber)
+		return Natts_mt_table;
+	return Anum_mt_table_restore_pending - 1;
+}
+
+/* Is the catalog of a version that knows restores (1.1 or later)? */
+bool
+mt_catalog_has_restore(void)
+{
+	return catalog_natts() == Natts_mt_table;
+}
+
+/*
+ * mt_catalog_new_id
+ *		The id of a new table (the relid it will have in a 1.0 catalog,
+ *		whose hidden objects are named after it: relid then).
+ */
+int64
+mt_catalog_new_id(void)
+{
+	MtSavedUser saved;
+	int64		id;
+	bool		isnull;
+
+	/* a DROP EXTENSION that commits first takes the sequence with it */
+	if (!OidIsValid(lock_internal_relation("table_id_seq", RowExclusiveLock)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"%s\" is not installed", MT_EXTENSION_NAME)));
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.table_id_seq')",
+					false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not number a new materialized table");
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return id;
+}
+
+/* The id of table relid (see MtTable); 0 if it is not a materialized table. */
+int64
+mt_catalog_id(Oid relid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+
+	return mt ? mt->id : 0;
+}
+
+static const char *
+catalog_columns(int natts)
+{
+	return natts == Natts_mt_table ? MT_TABLE_COLUMNS_1_0 ", restore_pending, id" : MT_TABLE_COLUMNS_1_0;
+}
+
+static void
+row_to_datums(MtTable *mt, Datum *values, char *nulls)
+{
+	int			i;
+
+	for (i = 0; i < Natts_mt_table; i++)
+		nulls[i] = ' ';
+	values[0] = ObjectIdGetDatum(mt->relid);
+	values[1] = ObjectIdGetDatum(mt->query_view);
+	values[2] = CStringGetTextDatum(mt->definition_query);
+	values[3] = CStringGetTextDatum(mt_mode_name(mt->refresh_mode));
+	values[4] = Int32GetDatum(mt->freshness_value);
+	values[5] = CStringGetTextDatum(mt_freshness_unit_name(mt->freshness_unit));
+	values[6] = CStringGetTextDatum(mt_status_name(mt->status));
+	values[7] = string_list_to_array(mt->partition_keys);
+	values[8] = JsonbPGetDatum(mt_options_to_jsonb(mt->options));
+	values[9] = BoolGetDatum(mt->declared_columns);
+	values[10] = JsonbPGetDatum(mt_options_to_jsonb(mt->metadata_columns));
+	if (mt->watermark_column)
+		values[11] = CStringGetTextDatum(mt->watermark_column);
+	else
+		nulls[11] = 'n';
+	if (mt->watermark_expression)
+		values[12] = CStringGetTextDatum(mt->watermark_expression);
+	else
+		nulls[12] = 'n';
+	if (mt->distribution)
+		values[13] = DirectFunctionCall1(jsonb_in,
+										 CStringGetDatum(distribution_to_json_text(mt->distribution)));
+	else
+		nulls[13] = 'n';
+	if (mt->last_refresh_time != 0)
+		values[14] = TimestampTzGetDatum(mt->last_refresh_time);
+	else
+		nulls[14] = 'n';
+	if (mt->scheduler)
+		values[15] = CStringGetTextDatum(mt->scheduler);
+	else
+		nulls[15] = 'n';
+	if (mt->cron_jobid != 0)
+		values[16] = Int64GetDatum(mt->cron_jobid);
+	else
+		nulls[16] = 'n';
+	values[17] = JsonbPGetDatum(mt_options_to_jsonb(mt->pipeline_options));
+	if (mt->restore_pending)
+		values[18] = CStringGetTextDatum(mt->restore_pending);
+	else
+		nulls[18] = 'n';
+	values[19] = Int64GetDatum(mt->id);
+}
+
+static const Oid mt_table_types[Natts_mt_table] = {
+	OIDOID, OIDOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID,
+	JSONBOID, BOOLOID, JSONBOID, TEXTOID, TEXTOID, JSONBOID, TIMESTAMPTZOID,
+	TEXTOID, INT8OID, JSONBOID, TEXTOID, INT8OID
+};
+
+void
+mt_catalog_insert(MtTable *mt)
+{
+	MtSavedUser saved;
+	Datum		values[Natts_mt_table];
+	char		nulls[Natts_mt_table];
+	StringInfoData sql;
+	int			i;
+
+	int			natts = catalog_natts();
+
+	row_to_datums(mt, values, nulls);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s.%s (%s) VALUES (",
+					 MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE, catalog_columns(natts));
+	for (i = 0; i < natts; i++)
+		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
+	appendStringInfoChar(&sql, ')');
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
+							  values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	CacheInvalidateRelcacheByRelid(mt->relid);
+	if (natts == Natts_mt_table)
+		mt_marker_sync(mt);
+}
+
+void
+mt_catalog_update(MtTable *mt)
+{
+	MtSavedUser saved;
+	Datum		values[Natts_mt_table];
+	char		nulls[Natts_mt_table];
+	StringInfoData sql;
+	int			natts = catalog_natts();
+	char	   *columns = pstrdup(catalog_columns(natts));
+	char	   *col;
+	char	   *save;
+	int			i = 0;
+
+	row_to_datums(mt, values, nulls);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE %s.%s SET ", MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+	for (col = strtok_r(columns, ", ", &save); col; col = strtok_r(NULL, ", ", &save))
+	{
+		i++;
+		if (i == 1)
+			continue;
+		appendStringInfo(&sql, "%s%s = $%d", i > 2 ? ", " : "", col, i);
+	}
+	appendStringInfoString(&sql, " WHERE relid = $1");
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
+							  values, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	if (natts == Natts_mt_table)
+		mt_marker_sync(mt);
+}
+
+void
+mt_catalog_delete(Oid relid)
+{
+	MtSavedUser saved;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
+							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	/* a table dropped already (sql_drop) has had its invalidation */
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		CacheInvalidateRelcacheByRelid(relid);
+	if (mt_cache)
+		hash_search(mt_cache, &relid, HASH_REMOVE, NULL);
+}
+
+void
+mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
+{
+	MtSavedUser saved;
+	Oid			argtypes[2] = {OIDOID, TIMESTAMPTZOID};
+	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
+	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
+							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (mt_spi_execute_saved(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * catalog_read
+ *		The catalog row of an MT, allocated in the caller's memory context;
+ *		NULL if there is none.  With for_update, the row is locked FOR
+ *		UPDATE: a transaction that changed it is waited for, and the row is
+ *		then read as it left it (or found gone).
+ */
+static MtTable *
+catalog_read(Oid relid, bool for_update)
+{
+	MtSavedUser saved;
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *sql;
+	MtTable    *mt = NULL;
+	int			natts = catalog_natts();
+
+	sql = psprintf("SELECT %s FROM %s.%s WHERE relid = $1%s",
+				   catalog_columns(natts), MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE,
+				   for_update ? " FOR UPDATE" : "");
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (mt_spi_execute_saved(sql, 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Datum		d[Natts_mt_table];
+		bool		n[Natts_mt_table];
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		heap_deform_tuple(tup, desc, d, n);
+		mt = palloc0(sizeof(MtTable));
+		mt->relid = DatumGetObjectId(d[0]);
+		mt->query_view = DatumGetObjectId(d[1]);
+		mt->definition_query = TextDatumGetCString(d[2]);
+		mt->refresh_mode = strcmp(TextDatumGetCString(d[3]), "FULL") == 0 ?
+			MT_MODE_FULL : MT_MODE_CONTINUOUS;
+		mt->freshness_value = DatumGetInt32(d[4]);
+		mt->freshness_unit = unit_from_name(TextDatumGetCString(d[5]));
+		mt->status = status_from_name(TextDatumGetCString(d[6]));
+		mt->partition_keys = array_to_string_list(d[7]);
+		mt->options = options_from_jsonb(DatumGetJsonbP(d[8]));
+		mt->declared_columns = DatumGetBool(d[9]);
+		mt->metadata_columns = options_from_jsonb(DatumGetJsonbP(d[10]));
+		mt->watermark_column = n[11] ? NULL : TextDatumGetCString(d[11]);
+		mt->watermark_expression = n[12] ? NULL : TextDatumGetCString(d[12]);
+		mt->distribution = n[13] ? NULL : distribution_from_jsonb(DatumGetJsonbP(d[13]));
+		mt->last_refresh_time = n[14] ? 0 : DatumGetTimestampTz(d[14]);
+		mt->scheduler = n[15] ? NULL : TextDatumGetCString(d[15]);
+		mt->cron_jobid = n[16] ? 0 : DatumGetInt64(d[16]);
+		mt->pipeline_options = options_from_jsonb(DatumGetJsonbP(d[17]));
+		mt->restore_pending = (natts < Natts_mt_table || n[18]) ? NULL : TextDatumGetCString(d[18]);
+		mt->id = (natts < Natts_mt_table) ? (int64) mt->relid : DatumGetInt64(d[19]);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return mt;
+}
+
+/*
+ * mt_catalog_lookup
+ *		The catalog row of an MT, allocated in the caller's memory context.
+ */
+MtTable *
+mt_catalog_lookup(Oid relid, bool missing_ok)
+{
+	MtTable    *mt;
+	char	   *name;
+
+	if (!OidIsValid(mt_internal_namespace()))
+	{
+		if (missing_ok)
+			return NULL;
+		elog(ERROR, "extension \"%s\" is not installed", MT_EXTENSION_NAME);
+	}
+
+	mt = catalog_read(relid, false);
+	if (mt != NULL || missing_ok)
+		return mt;
+	name = get_rel_name(relid);
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("\"%s\" is not a materialized table", name)));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * mt_catalog_lock
+ *		Lock an MT's catalog row for a change of the row or of the table's
+ *		pg_cron job, and read it; NULL if the table is no longer a
+ *		materialized table (dropped by a transaction that committed while
+ *		we waited, say).
+ *
+ * The caller holds a lock on the table itself, taken before this one (see
+ * mt/catalog/catalog.h).  A transaction that changed the row (a DROP, an ALTER, a
+ * rename that moved the table's job) is waited for; what it changed in
+ * PostgreSQL's catalogs (a name, an owner) is then taken in too.
+ */
+MtTable *
+mt_catalog_lock(Oid relid)
+{
+	MtTable    *mt;
+
+	if (!OidIsValid(mt_internal_namespace()))
+		return NULL;
+	mt = catalog_read(relid, true);
+	AcceptInvalidationMessages();
+	return mt;
+}
+
+/* Every MT of this database, in OID order. */
+List *
+mt_catalog_all_relids(void)
+{
+	MtSavedUser saved;
+	List	   *result;
+
+	if (!OidIsValid(mt_internal_namespace()))
+		return NIL;
+	mt_as_extension_owner_begin(&saved);
+	result = mt_spi_oids(psprintf("SELECT relid FROM %s.%s ORDER BY relid::oid",
+								  MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE), InvalidOid);
+	mt_as_extension_owner_end(&saved);
+	return result;
+}
+
+/* ---------------------------------------------------------------------
+ * Definitions, for dumps (see lifecycle/restore.c)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Columns a definition leaves out: the table and its view, named by the
+ * marker that carries the definition; and what the pipeline sets, which a
+ * restored table gets anew.
+ */
+#define DEFINITION_EXCLUDED \
+	"ARRAY['relid', 'query_view', 'last_refresh_time', 'scheduler', 'cron_jobid', 'restore_pending']"
+
+/*
+ * mt_catalog_definition
+ *		The catalog row of an MT but for DEFINITION_EXCLUDED, as JSON text.
+ */
+char *
+mt_catalog_definition(Oid relid)
+{
+	MtSavedUser saved;
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	char	   *result = NULL;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT (pg_catalog.to_jsonb(t) OPERATOR(pg_catalog.-) " DEFINITION_EXCLUDED
+							  ")::pg_catalog.text FROM materialized_table_internal.mt_table t "
+							  "WHERE t.relid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	if (SPI_processed == 1)
+		result = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return result;
+}
+
+/*
+ * mt_catalog_insert_definition
+ *		A catalog row for table relid, its query in query_view, from a
+ *		definition of mt_catalog_definition's; the pipeline's columns empty
+ *		and restore_pending as given.
+ */
+void
+mt_catalog_insert_definition(Oid relid, Oid query_view, const char *definition,
+							 const char *restore_pending)
+{
+	MtSavedUser saved;
+	Oid			argtypes[4] = {TEXTOID, OIDOID, OIDOID, TEXTOID};
+	Datum		values[4] = {CStringGetTextDatum(definition), ObjectIdGetDatum(relid),
+	ObjectIdGetDatum(query_view), CStringGetTextDatum(restore_pending)};
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	/* tables created from now on get ids past the restored ones */
+	if (SPI_execute_with_args("SELECT pg_catalog.setval('materialized_table_internal.table_id_seq', "
+							  "GREATEST(pg_catalog.nextval('materialized_table_internal.table_id_seq'), "
+							  "($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 'id')::pg_catalog.int8))",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not number a restored materialized table");
+	if (SPI_execute_with_args(psprintf("INSERT INTO materialized_table_internal.mt_table "
+									   "SELECT * FROM pg_catalog.jsonb_populate_record("
+									   "NULL::materialized_table_internal.mt_table, "
+									   "($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) %s) OPERATOR(pg_catalog.||) "
+									   "pg_catalog.jsonb_build_object('relid', $2::pg_catalog.regclass, "
+									   "'query_view', $3::pg_catalog.regclass, 'restore_pending', $4))",
+									   DEFINITION_EXCLUDED),
+							  4, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into the materialized table catalog");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	CacheInvalidateRelcacheByRelid(relid);
+}

@@ -1,0 +1,482 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/continuous.c
+ *	  CONTINUOUS refresh mode, the side of the commands.
+ *
+ * Creating a CONTINUOUS table decides its strategy, prepares what the
+ * strategy needs (REPLICA IDENTITY FULL on the sources whose old rows it
+ * reads, the hidden state of DELTAS tables) and records it in
+ * continuous_state as not yet taken up ("synced" false): when the worker
+ * takes it up, it recomputes the table once from a snapshot of its own, so
+ * that no change committed between this CREATE and then is missed (the
+ * worker may well decode such changes before it knows the table).  Those
+ * changes are the reason why the pick-up is a recompute and not a
+ * continuation: see continuous/cycle.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/commands/commands.h"
+#include "mt/continuous/continuous.h"
+#include "mt/continuous/analysis.h"
+#include "mt/continuous/chain.h"
+#include "mt/continuous/deltas.h"
+#include "mt/continuous/decoder.h"
+#include "mt/bgw/launcher.h"
+#include "mt/materialized_table.h"
+#include "mt/refresh/refresh.h"
+
+/* Logical decoding with our plugin must be possible here. */
+static void
+check_decoding_prerequisites(void)
+{
+	const char *allowed;
+
+	if (wal_level < WAL_LEVEL_LOGICAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("CONTINUOUS refresh mode requires wal_level = logical"),
+				 errdetail("CONTINUOUS tables follow their sources through logical decoding."),
+				 errhint("Set wal_level = logical in postgresql.conf and restart the server, or use REFRESH_MODE = FULL.")));
+
+	/* PostgreSQL 15.19 and later list the allowed output plugins */
+	allowed = GetConfigOption("output_plugin_libraries", true, false);
+	if (allowed != NULL)
+	{
+		char	   *copy = pstrdup(allowed);
+		List	   *names;
+		ListCell   *lc;
+		bool		found = false;
+
+		if (!SplitIdentifierString(copy, ',', &names))
+			names = NIL;
+		foreach(lc, names)
+			if (strcmp(lfirst(lc), MT_OUTPUT_PLUGIN) == 0)
+				found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("logical decoding output plugin \"%s\" is not allowed on this server",
+							MT_OUTPUT_PLUGIN),
+					 errdetail("CONTINUOUS tables follow their sources through logical decoding with the extension's output plugin."),
+					 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
+							 MT_OUTPUT_PLUGIN)));
+	}
+}
+
+static char
+replica_identity(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	char		ident;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	ident = ((Form_pg_class) GETSTRUCT(tup))->relreplident;
+	ReleaseSysCache(tup);
+	return ident;
+}
+
+/*
+ * Old rows must be decoded whole to know which keys a row left, or what
+ * to subtract: sources read for keys or deltas need REPLICA IDENTITY FULL.
+ */
+static void
+ensure_replica_identity(MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		List	   *leaves;
+		ListCell   *ll;
+		bool		side = mt_analysis_is_side(a, use->relid);
+
+		/*
+		 * A source whose any change recomputes needs no old values, unless
+		 * its changed rows adjust by the delta rule: then they help, where
+		 * the table's owner may set it (else such changes recompute).
+		 */
+		if (use->full && !side)
+			continue;
+		/* ONLY: the table alone (a partitioned one holds no rows) */
+		if (use->inh)
+			leaves = mt_leaf_relations(use->relid);
+		else if (get_rel_relkind(use->relid) == RELKIND_RELATION)
+			leaves = list_make1_oid(use->relid);
+		else
+			leaves = NIL;
+
+		foreach(ll, leaves)
+		{
+			Oid			leaf = lfirst_oid(ll);
+
+			/* a materialized table feeds its readers itself, not by decoding */
+			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL ||
+				OidIsValid(mt_owning_materialized_table(leaf)) ||
+				(use->full && !pg_class_ownercheck(leaf, GetUserId())))
+				continue;
+			if (!pg_class_ownercheck(leaf, GetUserId()))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("table \"%s\" needs REPLICA IDENTITY FULL to be followed continuously",
+								get_rel_name(leaf)),
+						 errdetail("Without it, the old values of updated and deleted rows are not decoded."),
+						 errhint("Ask the owner of \"%s\" to run ALTER TABLE %s REPLICA IDENTITY FULL, or use REFRESH_MODE = FULL.",
+								 get_rel_name(leaf), mt_qualified_name(leaf))));
+			SPI_connect();
+			mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
+						SPI_OK_UTILITY);
+			SPI_finish();
+			ereport(NOTICE,
+					(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
+					 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
+		}
+	}
+}
+
+static void
+state_insert(Oid relid, MtAnalysis *a)
+{
+	Oid			types[4] = {OIDOID, TEXTOID, TEXTOID, BOOLOID};
+	Datum		values[4];
+	MtSavedUser saved;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(mt_strategy_name(a->strategy));
+	values[2] = CStringGetTextDatum(a->reason);
+	values[3] = BoolGetDatum(a->poll);
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO materialized_table_internal.continuous_state "
+							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
+							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	/* work kept for a dropped table that had this OID is not ours */
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * Forget the pipeline's rows of a table (state, kept keys and adjustments).
+ *
+ * A worker cycle that was keeping work for the table as it was being
+ * dropped may commit its rows after ours, where this DELETE could not see
+ * them; such rows of tables no longer followed are removed here too, at
+ * the next DROP (and a new table whose OID they carry ignores them).
+ */
+static void
+state_delete(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MtSavedUser saved;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys k "
+							  "WHERE k.relid = $1 OR k.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_keys "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas d "
+							  "WHERE d.relid = $1 OR d.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_deltas "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline b "
+							  "WHERE b.relid = $1 OR b.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.continuous_baseline "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not forget the continuous pipeline of a table");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * An incremental table's rows are read and replaced by the values of its
+ * key columns every cycle: give it an index on them (as TimescaleDB does
+ * for the grouping columns of continuous aggregates, and pg_ivm for its
+ * views), unless an index already starts with the first of them.
+ */
+static void
+ensure_key_index(MtTable *mt, MtAnalysis *a)
+{
+	List	   *keys = a->strategy == MT_STRATEGY_DELTAS ? a->group_outputs : NIL;
+	Relation	rel;
+	List	   *indexes;
+	AttrNumber	first;
+	StringInfoData cols;
+	ListCell   *lc;
+	bool		covered = false;
+
+	if (a->strategy == MT_STRATEGY_KEYS)
+		foreach(lc, a->keys)
+			keys = lappend(keys, strVal(lfirst(lc)));
+	if (keys == NIL)
+		return;
+	first = get_attnum(mt->relid, linitial(keys));
+	rel = table_open(mt->relid, AccessShareLock);
+	indexes = RelationGetIndexList(rel);
+	table_close(rel, AccessShareLock);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		if (((Form_pg_index) GETSTRUCT(tup))->indnkeyatts > 0 &&
+			((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == first)
+			covered = true;
+		ReleaseSysCache(tup);
+	}
+	if (covered || first == InvalidAttrNumber)
+		return;
+
+	initStringInfo(&cols);
+	foreach(lc, keys)
+	{
+		if (get_attnum(mt->relid, lfirst(lc)) == InvalidAttrNumber)
+			return;				/* not a column of the table as it is */
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
+	}
+	mt_internal_depth++;
+	SPI_connect();
+	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(mt->relid), cols.data),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	mt_internal_depth--;
+}
+
+/*
+ * A table that is its own state has each cycle update its touched groups'
+ * rows.  Packed full, as its creation leaves it, a page has no room for a
+ * row's new version: the update moves the row to another page, with a lock
+ * record, new index entries and full-page images, WAL that the sources'
+ * writers wait behind.  Room on each page lets the updates stay on their
+ * page (HOT), as the hidden state tables have.  The pick-up recompute
+ * writes the rows again, so the room is there from the first cycle.  A
+ * fillfactor of the user's (WITH) is kept.
+ */
+#define MT_IN_PLACE_FILLFACTOR 90
+
+static void
+ensure_update_room(MtTable *mt, MtAnalysis *a)
+{
+	ListCell   *lc;
+	List	   *leaves;
+
+	if (!a->in_place)
+		return;
+	foreach(lc, mt->options)
+		if (strcmp(((MtOption *) lfirst(lc))->key, "fillfactor") == 0)
+			return;
+	leaves = mt_leaf_relations(mt->relid);
+	mt_internal_depth++;
+	SPI_connect();
+	foreach(lc, leaves)
+		mt_spi_exec(psprintf("ALTER TABLE %s SET (fillfactor = %d)",
+							 mt_qualified_name(lfirst_oid(lc)), MT_IN_PLACE_FILLFACTOR),
+					SPI_OK_UTILITY);
+	SPI_finish();
+	mt_internal_depth--;
+}
+
+static void
+start_pipeline(MtTable *mt)
+{
+	MtAnalysis *a;
+
+	check_decoding_prerequisites();
+	a = mt_analyze_query_view(mt->query_view, mt->relid);
+	ensure_replica_identity(a);
+	state_insert(mt->relid, a);
+	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
+		mt_deltas_create_objects(mt->relid, a);
+	ensure_key_index(mt, a);
+	ensure_update_room(mt, a);
+}
+
+/*
+ * Have the worker recompute these tables at its next cycle (only DELTAS
+ * ones if deltas_only), in this transaction.
+ */
+static void
+mark_needs_full(List *relids, bool deltas_only)
+{
+	Oid			types[1] = {OIDARRAYOID};
+	Datum		values[1];
+	Datum	   *oids = palloc(sizeof(Datum) * list_length(relids));
+	ListCell   *lc;
+	MtSavedUser saved;
+
+	foreach(lc, relids)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, list_length(relids), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(deltas_only ?
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1) AND strategy = 'DELTAS'" :
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1)",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark materialized tables for a recompute");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * mt_continuous_table_rewritten
+ *		A refresh from outside the worker (ALTER ... REFRESH, a cascade)
+ *		wrote a table's rows from its query.  A DELTAS table that is its own
+ *		state now holds changes the worker has yet to add (decoded but not
+ *		applied, or kept while it was not due): the worker recomputes it
+ *		instead, at its next cycle.  Other tables' rows are not their state.
+ */
+void
+mt_continuous_table_rewritten(Oid relid)
+{
+	if (!mt_deltas_has_state(relid))
+		mark_needs_full(list_make1_oid(relid), true);
+}
+
+/*
+ * mt_continuous_source_rows_replaced
+ *		Rows of the relations came or went without changes to decode: a
+ *		partition was attached, detached or dropped.  The CONTINUOUS tables
+ *		reading them are recomputed at the worker's next cycle, and the
+ *		worker reads its tables again (which partitions it follows), once
+ *		this transaction commits.
+ */
+void
+mt_continuous_source_rows_replaced(List *relids)
+{
+	List	   *readers = NIL;
+	ListCell   *lc;
+
+	foreach(lc, relids)
+		readers = list_concat_unique_oid(readers, mt_chain_readers(lfirst_oid(lc)));
+	if (readers == NIL)
+		return;
+	mark_needs_full(readers, false);
+	mt_wake_worker_at_commit();
+}
+
+/*
+ * mt_continuous_source_reanalyze
+ *		A relation was set UNLOGGED or LOGGED, or its row level security was
+ *		turned on or off.  An unlogged source's changes are not in the WAL,
+ *		and decoded rows know nothing of policies: the CONTINUOUS tables
+ *		reading it take the pipeline their query calls for now and are
+ *		recomputed, in this transaction, as ALTER ... AS does.
+ */
+void
+mt_continuous_source_reanalyze(Oid relid)
+{
+	ListCell   *lc;
+	List	   *readers = mt_chain_readers(relid);
+
+	/* each table, then its catalog row (see mt/catalog/catalog.h), in OID order */
+	list_sort(readers, list_oid_cmp);
+	foreach(lc, readers)
+	{
+		Oid			reader = lfirst_oid(lc);
+		MtTable    *mt;
+
+		LockRelationOid(reader, MT_REFRESH_LOCKMODE);
+		/* a table dropped while we waited is not switched */
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(reader)))
+		{
+			UnlockRelationOid(reader, MT_REFRESH_LOCKMODE);
+			continue;
+		}
+		mt = mt_catalog_lock(reader);
+		if (mt != NULL && mt->refresh_mode == MT_MODE_CONTINUOUS)
+			mt_continuous_query_changed(mt);
+	}
+	if (readers != NIL)
+		mt_wake_worker_at_commit();
+}
+
+void
+mt_continuous_table_created(MtTable *mt)
+{
+	start_pipeline(mt);
+}
+
+/*
+ * mt_continuous_options_changed
+ *		New WITH options reset the table's storage parameters: a table that
+ *		is its own state gets its room back unless they set a fillfactor.
+ */
+void
+mt_continuous_options_changed(MtTable *mt)
+{
+	ensure_update_room(mt, mt_analyze_query_view(mt->query_view, mt->relid));
+}
+
+void
+mt_continuous_table_dropped(Oid relid)
+{
+	mt_deltas_drop_objects(relid);
+	state_delete(relid);
+}
+
+/*
+ * mt_continuous_query_changed
+ *		ALTER ... AS on a CONTINUOUS table: the new query's pipeline replaces
+ *		the old one and the table is recomputed, all in this transaction:
+ *		readers see the old content until it commits and the new content
+ *		after, never a mix or a gap.
+ */
+void
+mt_continuous_query_changed(MtTable *mt)
+{
+	mt_continuous_table_dropped(mt->relid);
+	start_pipeline(mt);
+	(void) mt_refresh(mt->relid, NIL, MT_TRIGGER_ALTER);
+}
+
+/*
+ * mt_continuous_slot_name
+ *		The name of a database's replication slot and origin.
+ */
+char *
+mt_continuous_slot_name(Oid dbid)
+{
+	return psprintf("materialized_table_%u", dbid);
+}

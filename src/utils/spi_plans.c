@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/utils/spi_plans.c
+ *	  Statements the extension runs over and over -- reading and writing
+ *	  its own catalog, state and history each maintenance cycle -- planned
+ *	  once per backend.
+ *
+ * Parsing and planning such a statement costs more than running it: a
+ * cycle that applies a few changes spent most of its time there.  A
+ * statement whose text never changes is prepared the first time and kept
+ * with SPI_keepplan; PostgreSQL's plan cache checks it against the
+ * catalogs at each use and plans it again after a relevant change, so a
+ * kept plan is never stale.  Statements built per table or per batch are
+ * not kept: their texts vary, and plans of batches depend on their size.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "mt/utils/spi_plans.h"
+
+#define MAX_SAVED_ARGS 16
+
+typedef struct SavedPlan
+{
+	uint32		hash;			/* key: hash of the text and argument types */
+	char	   *sql;
+	int			nargs;
+	Oid			argtypes[MAX_SAVED_ARGS];
+	SPIPlanPtr	plan;
+} SavedPlan;
+
+/* This backend's kept plans, by SavedPlan.hash */
+static HTAB *saved_plans = NULL;
+
+static uint32
+statement_hash(const char *sql, int nargs, Oid *argtypes)
+{
+	uint32		h = string_hash(sql, strlen(sql) + 1);
+
+	if (nargs > 0)
+		h = hash_combine(h, hash_bytes((const unsigned char *) argtypes, sizeof(Oid) * nargs));
+	return h;
+}
+
+/*
+ * mt_spi_execute_saved
+ *		SPI_execute_with_args for a statement whose text is a constant: the
+ *		same arguments and result, from a plan kept for the backend's life.
+ *		The caller is connected to SPI.
+ */
+int
+mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum *values,
+					 const char *nulls, bool read_only, long count)
+{
+	uint32		hash = statement_hash(sql, nargs, argtypes);
+	SavedPlan  *entry;
+	bool		found;
+
+	if (nargs > MAX_SAVED_ARGS)
+		return SPI_execute_with_args(sql, nargs, argtypes, values, nulls, read_only, count);
+	if (saved_plans == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(SavedPlan);
+		ctl.hcxt = TopMemoryContext;
+		saved_plans = hash_create("materialized_table saved plans", 32, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(saved_plans, &hash, HASH_ENTER, &found);
+	if (found && entry->plan == NULL)
+		found = false;			/* preparing it failed last time */
+	if (found && (strcmp(entry->sql, sql) != 0 || entry->nargs != nargs ||
+				  (nargs > 0 && memcmp(entry->argtypes, argtypes, sizeof(Oid) * nargs) != 0)))
+	{
+		/* another statement with the same hash: this one goes unkept */
+		return SPI_execute_with_args(sql, nargs, argtypes, values, nulls, read_only, count);
+	}
+	if (!found)
+	{
+		SPIPlanPtr	plan;
+
+		entry->plan = NULL;
+		entry->sql = NULL;
+		plan = SPI_prepare(sql, nargs, argtypes);
+		if (plan == NULL)
+			elog(ERROR, "could not prepare a statement of the extension: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not keep the plan of a statement of the extension");
+		entry->sql = MemoryContextStrdup(TopMemoryContext, sql);
+		entry->nargs = nargs;
+		if (nargs > 0)
+			memcpy(entry->argtypes, argtypes, sizeof(Oid) * nargs);
+		entry->plan = plan;
+	}
+	return SPI_execute_plan(entry->plan, values, nulls, read_only, count);
+}
