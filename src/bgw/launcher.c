@@ -14,26 +14,16 @@
 #include <unistd.h>
 
 #include "access/heapam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "fmgr.h"
-#include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
-#include "storage/lwlock.h"
 #include "storage/proc.h"
-#include "storage/shmem.h"
 #include "tcop/tcopprot.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
-#include "utils/timestamp.h"
 
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
@@ -234,23 +224,6 @@ mt_stop_database_worker(Oid dbid)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/*
- * mt_pin_session_search_path
- *		A background process of the extension runs its own SQL with
- *		search_path = pg_catalog, pg_temp for its whole life, whatever
- *		ALTER DATABASE or ALTER ROLE set: operators and functions that a
- *		role put in a schema ahead of (or beside) pg_catalog would
- *		otherwise run as the process's superuser.  Set at the session's
- *		level, right after connecting, it outranks those settings, survives
- *		every transaction and configuration reload, and still lets a
- *		function's own SET clause apply while it runs.
- */
-void
-mt_pin_session_search_path(void)
-{
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 }
 
 /* ---------------------------------------------------------------------

@@ -608,7 +608,7 @@ mt_catalog_insert(MtTable *mt)
 	mt_as_extension_owner_end(&saved);
 	CacheInvalidateRelcacheByRelid(mt->relid);
 	if (natts == Natts_mt_table)
-		mt_marker_sync(mt);
+		mt_catalog_sync_marker(mt);
 }
 
 void
@@ -644,7 +644,7 @@ mt_catalog_update(MtTable *mt)
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	if (natts == Natts_mt_table)
-		mt_marker_sync(mt);
+		mt_catalog_sync_marker(mt);
 }
 
 void
@@ -834,6 +834,18 @@ mt_catalog_all_relids(void)
 	"ARRAY['relid', 'query_view', 'last_refresh_time', 'scheduler', 'cron_jobid', 'restore_pending']"
 
 /*
+ * mt_catalog_sync_marker
+ *		The table's restore marker carries its definition as of now (a
+ *		restored table not taken up yet keeps the marker it came with).
+ */
+void
+mt_catalog_sync_marker(MtTable *mt)
+{
+	if (mt->restore_pending == NULL)
+		mt_marker_sync(mt, mt_catalog_definition(mt->relid));
+}
+
+/*
  * mt_catalog_definition
  *		The catalog row of an MT but for DEFINITION_EXCLUDED, as JSON text.
  */
@@ -896,4 +908,15 @@ mt_catalog_insert_definition(Oid relid, Oid query_view, const char *definition,
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	CacheInvalidateRelcacheByRelid(relid);
+}
+
+/* A hidden object of table relid; InvalidOid if it has none. */
+Oid
+mt_hidden_relid(const char *prefix, Oid relid)
+{
+	int64		id = mt_catalog_id(relid);
+
+	if (id == 0)
+		return InvalidOid;
+	return get_relname_relid(mt_hidden_name(prefix, id), mt_internal_namespace());
 }

@@ -13,8 +13,8 @@
  *						restored as the new OIDs, and ordering the marker
  *						after both -- whose comment is the table's
  *						definition (mt_catalog_definition), kept up to date
- *						by mt_marker_sync after every change of the
- *						catalog row.
+ *						by the catalog, which hands it to mt_marker_sync
+ *						after every change of its row.
  *
  * It is a part of the table (dropped with it), belongs to the extension's
  * owner and is readable by nobody else.  lifecycle/restore.c reads it back.
@@ -24,18 +24,12 @@
 #include "postgres.h"
 
 #include "access/relation.h"
-#include "access/table.h"
 #include "catalog/dependency.h"
-#include "catalog/objectaddress.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_type.h"
 #include "commands/comment.h"
 #include "executor/spi.h"
-#include "nodes/primnodes.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "mt/catalog/catalog.h"
@@ -53,17 +47,6 @@ char *
 mt_hidden_name(const char *prefix, int64 id)
 {
 	return psprintf("%s" INT64_FORMAT, prefix, id);
-}
-
-/* A hidden object of table relid; InvalidOid if it has none. */
-Oid
-mt_hidden_relid(const char *prefix, Oid relid)
-{
-	int64		id = mt_catalog_id(relid);
-
-	if (id == 0)
-		return InvalidOid;
-	return get_relname_relid(mt_hidden_name(prefix, id), mt_internal_namespace());
 }
 
 /* Is rel a restore marker? */
@@ -140,7 +123,7 @@ mt_hidden_part_of(Oid part, Oid relid)
  *		not finished: its marker is the dump's until then.
  */
 void
-mt_marker_sync(MtTable *mt)
+mt_marker_sync(MtTable *mt, const char *definition)
 {
 	char	   *name = mt_hidden_name(MT_MARKER_PREFIX, mt->id);
 	Oid			marker;
@@ -168,5 +151,5 @@ mt_marker_sync(MtTable *mt)
 		marker = get_relname_relid(name, mt_internal_namespace());
 		mt_hidden_part_of(marker, mt->relid);
 	}
-	CreateComments(marker, RelationRelationId, 0, mt_catalog_definition(mt->relid));
+	CreateComments(marker, RelationRelationId, 0, definition);
 }

@@ -20,31 +20,22 @@
  */
 #include "postgres.h"
 
-#include "catalog/dependency.h"
-#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/pg_constraint.h"
-#include "catalog/pg_type.h"
-#include "commands/defrem.h"
 #include "executor/spi.h"
-#include "lib/stringinfo.h"
-#include "miscadmin.h"
 #include "parser/parse_coerce.h"
-#include "parser/parse_type.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 
 #include "mt/commands/commands.h"
+#include "mt/commands/create_plan.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/lineage.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
 #include "mt/refresh/refresh.h"
 #include "mt/lifecycle/restore.h"
-
-#define METADATA_REFRESH_TIME "refresh_time"
 
 /* Options RESUME understands; they last until the next SUSPEND or RESUME. */
 static const char *const resume_options[] = {"sink.parallelism", NULL};
@@ -612,27 +603,6 @@ primary_key_name(Oid relid)
 	return get_constraint_name(get_index_constraint(index));
 }
 
-/* The names of the primary key's columns. */
-List *
-mt_primary_key_columns(Oid relid)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	Oid			index = RelationGetPrimaryKeyIndex(rel);
-	List	   *result = NIL;
-
-	if (OidIsValid(index))
-	{
-		Relation	irel = index_open(index, AccessShareLock);
-		int			i;
-
-		for (i = 0; i < irel->rd_index->indnkeyatts; i++)
-			result = lappend(result, get_attname(relid, irel->rd_index->indkey.values[i], false));
-		index_close(irel, AccessShareLock);
-	}
-	table_close(rel, AccessShareLock);
-	return result;
-}
-
 static void
 add_primary_key(MtStatement *st, MtTable *mt, Oid relid, MtPrimaryKey *pk)
 {
@@ -956,4 +926,51 @@ mt_alter_command(MtStatement *st)
 			break;
 	}
 	return "ALTER MATERIALIZED TABLE";
+}
+
+/*
+ * mt_set_options
+ *		New WITH options for an existing table (CREATE OR ALTER).  Storage
+ *		parameters are reset and set again on the table, or on each of its
+ *		leaf partitions.
+ */
+void
+mt_set_options(MtStatement *st, Oid relid, List *options)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, false);
+	StringInfoData reset;
+	ListCell   *lc;
+	char	   *set = mt_storage_options_sql(options);
+	List	   *leaves;
+
+	mt_check_options(st, options, mt->partition_keys, mt_planned_from_table(relid), mt->refresh_mode);
+
+	initStringInfo(&reset);
+	foreach(lc, mt->options)
+	{
+		MtOption   *opt = lfirst(lc);
+
+		if (mt_is_storage_option(opt->key))
+			appendStringInfo(&reset, "%s%s", reset.len ? ", " : "", quote_identifier(opt->key));
+	}
+
+	leaves = mt_leaf_relations(relid);
+	SPI_connect();
+	mt_internal_depth++;
+	foreach(lc, leaves)
+	{
+		char	   *leaf = mt_qualified_name(lfirst_oid(lc));
+
+		if (reset.len)
+			mt_spi_exec(psprintf("ALTER TABLE %s RESET (%s)", leaf, reset.data), SPI_OK_UTILITY);
+		if (*set)
+			mt_spi_exec(psprintf("ALTER TABLE %s SET %s", leaf, set + strlen(" WITH ")),
+						SPI_OK_UTILITY);
+	}
+	mt_internal_depth--;
+	SPI_finish();
+
+	mt->options = options;
+	mt_catalog_update(mt);
+	mt_pipeline_options_changed(mt);
 }

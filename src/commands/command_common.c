@@ -9,41 +9,25 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/table.h"
-#include "catalog/dependency.h"
 #include "catalog/namespace.h"
-#include "catalog/objectaddress.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_inherits.h"
-#include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/tablecmds.h"
 #include "commands/view.h"
-#include "nodes/parsenodes.h"
-#include "utils/acl.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
-#include "mb/pg_wchar.h"
 #include "parser/analyze.h"
 #include "parser/parse_relation.h"
 #include "parser/parse_type.h"
-#include "utils/plancache.h"
-#include "utils/ruleutils.h"
-#include "utils/memutils.h"
 #include "utils/acl.h"
-#include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
 #include "utils/syscache.h"
-#include "utils/typcache.h"
-#include "catalog/pg_operator.h"
 
 #include "mt/commands/commands.h"
 #include "mt/catalog/marker.h"
@@ -168,92 +152,6 @@ mt_lock_catalog_row(MtStatement *st, MtQualifiedName *name, Oid relid)
 	return mt;
 }
 
-/* Only the owner (or a superuser) may alter, refresh or drop an MT. */
-void
-mt_check_owner(Oid relid)
-{
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-}
-
-Oid
-mt_table_owner(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}
-
-/*
- * mt_type_sql
- *		A type (with its modifier) as generated SQL names it: schema-
- *		qualified, so that it means the same under any search_path.
- */
-char *
-mt_type_sql(Oid typid, int32 typmod)
-{
-	return format_type_extended(typid, typmod,
-								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
-}
-
-/*
- * mt_equality_sql
- *		The equality operator of a type's default btree or hash operator
- *		class -- the one GROUP BY and DISTINCT use -- as generated SQL
- *		names it: OPERATOR(schema.name), found under any search_path.
- */
-char *
-mt_equality_sql(Oid typid)
-{
-	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
-	HeapTuple	tup;
-	Form_pg_operator op;
-	char	   *result;
-
-	if (!OidIsValid(tc->eq_opr))
-		return "OPERATOR(pg_catalog.=)";
-	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator %u", tc->eq_opr);
-	op = (Form_pg_operator) GETSTRUCT(tup);
-	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
-					  NameStr(op->oprname));
-	ReleaseSysCache(tup);
-	return result;
-}
-
-/* Is that operator PostgreSQL's own? */
-bool
-mt_equality_is_builtin(Oid typid)
-{
-	return strncmp(mt_equality_sql(typid), "OPERATOR(pg_catalog.", 20) == 0;
-}
-
-/* Names (a List of String) as "a, b, c", for messages. */
-char *
-mt_name_list_text(List *names)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, names)
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
-	return buf.data;
-}
-
-char *
-mt_qualified_name(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
 /*
  * mt_analyze_query
  *		Parse analysis of the query after AS, with the checks Flink makes.
@@ -367,106 +265,11 @@ check_no_temporary_objects(MtStatement *st, MtQuery *q, Oid viewid)
 }
 
 /*
- * The roles other than the extension's owner that hold privileges on rel.
- */
-static List *
-other_grantees(Oid rel)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
-	Oid			extowner = mt_extension_owner();
-	List	   *result = NIL;
-	Datum		datum;
-	bool		isnull;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", rel);
-	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relacl, &isnull);
-	if (!isnull)
-	{
-		Acl		   *acl = DatumGetAclP(datum);
-		AclItem    *items = ACL_DAT(acl);
-
-		for (int i = 0; i < ACL_NUM(acl); i++)
-			if (items[i].ai_grantee != extowner)
-				result = list_append_unique_oid(result, items[i].ai_grantee);
-	}
-	ReleaseSysCache(tup);
-	return result;
-}
-
-static RoleSpec *
-role_spec(Oid role)
-{
-	RoleSpec   *spec = makeNode(RoleSpec);
-
-	spec->location = -1;
-	if (role == ACL_ID_PUBLIC)
-		spec->roletype = ROLESPEC_PUBLIC;
-	else
-	{
-		spec->roletype = ROLESPEC_CSTRING;
-		spec->rolename = GetUserNameFromId(role, false);
-	}
-	return spec;
-}
-
-static void
-grant_privileges(Oid rel, bool is_grant, List *privileges, List *grantees)
-{
-	GrantStmt  *grant = makeNode(GrantStmt);
-
-	grant->is_grant = is_grant;
-	grant->targtype = ACL_TARGET_OBJECT;
-	grant->objtype = OBJECT_TABLE;
-	grant->objects = list_make1(makeRangeVar(get_namespace_name(get_rel_namespace(rel)),
-											 get_rel_name(rel), -1));
-	grant->privileges = privileges;
-	grant->grantees = grantees;
-	grant->behavior = DROP_RESTRICT;
-	ExecuteGrantStmt(grant);
-}
-
-/*
- * grant_to_owner
- *		A hidden object of a materialized table belongs to the extension's
- *		owner, so that no user may alter it, move it, or add columns,
- *		triggers or rules to it.  The table's owner, as whom its refreshes
- *		run, may read it (SELECT), and with write also adjust it (a state
- *		table); nobody else has any privilege on it.  Run as the extension's
- *		owner.
- */
-static void
-grant_to_owner(Oid rel, Oid owner, bool write)
-{
-	List	   *others = other_grantees(rel);
-	List	   *privileges = NIL;
-	const char *const names[] = {"select", "insert", "update", "delete"};
-	ListCell   *lc;
-	List	   *specs = NIL;
-
-	foreach(lc, others)
-		specs = lappend(specs, role_spec(lfirst_oid(lc)));
-	if (specs != NIL)
-		grant_privileges(rel, false, NIL, specs);
-	if (owner == mt_extension_owner())
-		return;
-	for (int i = 0; i < (write ? lengthof(names) : 1); i++)
-	{
-		AccessPriv *priv = makeNode(AccessPriv);
-
-		priv->priv_name = pstrdup(names[i]);
-		privileges = lappend(privileges, priv);
-	}
-	grant_privileges(rel, true, privileges, list_make1(role_spec(owner)));
-	CommandCounterIncrement();
-}
-
-/*
  * mt_define_query_view
  *		Create (or replace) the hidden view holding an MT's query.
  *
  * The view lives in the internal schema and belongs to the extension's
- * owner (see grant_to_owner); it is a security_invoker view, so that
+ * owner (see mt_hidden_grant_to_owner); it is a security_invoker view, so that
  * refreshes, which read it as the table's owner, check the owner's
  * privileges on what the query reads.  It is an internal part of the
  * table: dropping the table drops it, and dropping a source that it reads
@@ -497,202 +300,13 @@ mt_define_query_view(MtStatement *st, MtQuery *q, Oid relid, int64 id, Oid owner
 
 		ObjectAddressSet(table, RelationRelationId, relid);
 		recordDependencyOn(&address, &table, DEPENDENCY_INTERNAL);
-		grant_to_owner(address.objectId, owner, false);
+		mt_hidden_grant_to_owner(address.objectId, owner, false);
 	}
 	SetUserIdAndSecContext(save_userid, save_sec);
 	CommandCounterIncrement();
 
 	check_no_temporary_objects(st, q, address.objectId);
 	return address.objectId;
-}
-
-/*
- * mt_run_as_owner_begin
- *		Run what follows with the privileges of owner, as REFRESH
- *		MATERIALIZED VIEW does: a security-restricted operation with a safe
- *		search_path.  Errors undo all of it with the (sub)transaction.
- */
-void
-mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel)
-{
-	GetUserIdAndSecContext(save_userid, save_sec);
-	SetUserIdAndSecContext(owner, *save_sec | SECURITY_RESTRICTED_OPERATION);
-	*save_nestlevel = mt_pin_search_path();
-}
-
-void
-mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel)
-{
-	mt_unpin_search_path(save_nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec);
-}
-
-/*
- * mt_leaf_relations
- *		The tables that hold relid's rows: itself, the leaves of its
- *		partition tree, or it and its inheritance children, in OID order.
- */
-List *
-mt_leaf_relations(Oid relid)
-{
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
-		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_RELATION)
-			result = lappend_oid(result, lfirst_oid(lc));
-	list_sort(result, list_oid_cmp);
-	return result;
-}
-
-/*
- * mt_ancestor_relations
- *		The tables relid's rows are also rows of: its parents in a partition
- *		tree or by inheritance, up to the roots.
- */
-List *
-mt_ancestor_relations(Oid relid)
-{
-	List	   *result = NIL;
-	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
-
-	for (int i = -1; i < list_length(result); i++)
-	{
-		Oid			child = (i < 0) ? relid : list_nth_oid(result, i);
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
-
-		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(child));
-		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
-		while (HeapTupleIsValid(tup = systable_getnext(scan)))
-			result = list_append_unique_oid(result,
-											((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
-		systable_endscan(scan);
-	}
-	table_close(inherits, AccessShareLock);
-	return result;
-}
-
-/*
- * mt_query_text
- *		A query's text with every name not in pg_catalog qualified.
- */
-char *
-mt_query_text(Query *q)
-{
-	int			nestlevel = NewGUCNestLevel();
-	char	   *text;
-
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	text = pg_get_querydef(q, false);
-	AtEOXact_GUC(false, nestlevel);
-	return text;
-}
-
-/* Run generated SQL that must succeed with the given SPI result code. */
-void
-mt_spi_exec(const char *sql, int expected)
-{
-	int			rc = SPI_execute(sql, false, 0);
-
-	if (rc != expected)
-		elog(ERROR, "unexpected result %d from generated statement: %s", rc, sql);
-}
-
-/*
- * mt_spi_oids
- *		The OIDs in the first column of a query's rows, with arg as $1 (an
- *		OID, unless invalid: then the query takes no argument), in the
- *		caller's memory context.
- */
-List *
-mt_spi_oids(const char *sql, Oid arg)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(arg)};
-	List	   *result = NIL;
-	uint64		i;
-	int			nestlevel = mt_pin_search_path();
-
-	SPI_connect();
-	if (mt_spi_execute_saved(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
-		!= SPI_OK_SELECT)
-		elog(ERROR, "unexpected result from generated query: %s", sql);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		result = lappend_oid(result, DatumGetObjectId(d));
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-	mt_unpin_search_path(nestlevel);
-	return result;
-}
-
-/*
- * Table options that are PostgreSQL storage parameters: they are applied
- * to the table (or, for a partitioned table, to its partitions).
- */
-static const char *const storage_options[] = {
-	"fillfactor", "toast_tuple_target", "parallel_workers",
-	"autovacuum_", "toast.", "vacuum_index_cleanup", "vacuum_truncate",
-	"log_autovacuum_min_duration", "user_catalog_table", NULL
-};
-
-bool
-mt_is_storage_option(const char *key)
-{
-	const char *const *o;
-
-	for (o = storage_options; *o; o++)
-	{
-		size_t		len = strlen(*o);
-
-		if ((*o)[len - 1] == '_' || (*o)[len - 1] == '.')
-		{
-			if (strncmp(key, *o, len) == 0)
-				return true;
-		}
-		else if (strcmp(key, *o) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* " WITH (k = 'v', ...)" for the storage parameters among options, or "". */
-char *
-mt_storage_options_sql(List *options)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, options)
-	{
-		MtOption   *opt = lfirst(lc);
-		char	   *dot;
-
-		if (!mt_is_storage_option(opt->key))
-			continue;
-		appendStringInfoString(&buf, buf.len ? ", " : " WITH (");
-		dot = strchr(opt->key, '.');
-		if (dot)
-			appendStringInfo(&buf, "%s.%s", quote_identifier(pnstrdup(opt->key, dot - opt->key)),
-							 quote_identifier(dot + 1));
-		else
-			appendStringInfoString(&buf, quote_identifier(opt->key));
-		appendStringInfo(&buf, " = %s", quote_literal_cstr(opt->value));
-	}
-	if (buf.len)
-		appendStringInfoChar(&buf, ')');
-	return buf.data;
 }
 
 /*
@@ -883,56 +497,6 @@ mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns, const char
 					 errhint("Add \"%s\" to the primary key.", name),
 					 mt_errposition(st->source, pk->location)));
 	}
-}
-
-/*
- * mt_sync_hidden_privileges
- *		After ALTER TABLE ... OWNER TO or REASSIGN OWNED: the privileges on
- *		the table's hidden objects (its query view, and the state and
- *		derived view of a DELTAS table) are its new owner's.
- */
-void
-mt_sync_hidden_privileges(Oid relid)
-{
-	MtTable    *mt = mt_catalog_lookup(relid, true);
-	Oid			nsp = mt_internal_namespace();
-	Oid			parts[3];
-	Oid			owner;
-	MtSavedUser saved;
-	int			i;
-
-	if (mt == NULL || !OidIsValid(mt->query_view))
-		return;
-	owner = mt_table_owner(relid);
-	parts[0] = mt->query_view;
-	parts[1] = get_relname_relid(mt_hidden_name("state_", mt->id), nsp);
-	parts[2] = get_relname_relid(mt_hidden_name("derived_", mt->id), nsp);
-	mt_as_extension_owner_begin(&saved);
-	for (i = 0; i < lengthof(parts); i++)
-		if (OidIsValid(parts[i]))
-		{
-			/* (hidden objects of version 1.0 belonged to the table's owner) */
-			if (mt_table_owner(parts[i]) != mt_extension_owner())
-				ATExecChangeOwner(parts[i], mt_extension_owner(), false, AccessExclusiveLock);
-			grant_to_owner(parts[i], owner, i == 1);
-		}
-	mt_as_extension_owner_end(&saved);
-	CommandCounterIncrement();
-}
-
-/*
- * mt_grant_hidden_object
- *		Give a new hidden object of table relid to the extension's owner,
- *		with the privileges its refreshes need (see grant_to_owner).
- */
-void
-mt_grant_hidden_object(Oid relid, Oid hidden, bool write)
-{
-	MtSavedUser saved;
-
-	mt_as_extension_owner_begin(&saved);
-	grant_to_owner(hidden, mt_table_owner(relid), write);
-	mt_as_extension_owner_end(&saved);
 }
 
 static bool

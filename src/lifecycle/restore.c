@@ -222,7 +222,7 @@ mt_restore_take_up(Oid relid)
 					 errdetail("pg_cron is not installed in database \"%s\".",
 							   get_database_name(MyDatabaseId)),
 					 errhint("To schedule it with pg_cron, create extension pg_cron in the database named by cron.database_name.")));
-		mt_marker_sync(mt);
+		mt_catalog_sync_marker(mt);
 		mt_history_note(relid, "RESTORE", NULL, "SUCCEEDED", NULL, false);
 		mt_subxact_commit(&sub);
 	}

@@ -22,28 +22,20 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include <ctype.h>
 
-#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_attribute.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "mt/materialized_table.h"
@@ -621,4 +613,63 @@ mt_partition_create_buckets(Oid relid, MtTable *mt)
 	SPI_finish();
 	CommandCounterIncrement();
 	mt_partition_sync_privileges(relid);
+}
+
+/*
+ * Table options that are PostgreSQL storage parameters: they are applied
+ * to the table (or, for a partitioned table, to its partitions).
+ */
+static const char *const storage_options[] = {
+	"fillfactor", "toast_tuple_target", "parallel_workers",
+	"autovacuum_", "toast.", "vacuum_index_cleanup", "vacuum_truncate",
+	"log_autovacuum_min_duration", "user_catalog_table", NULL
+};
+
+bool
+mt_is_storage_option(const char *key)
+{
+	const char *const *o;
+
+	for (o = storage_options; *o; o++)
+	{
+		size_t		len = strlen(*o);
+
+		if ((*o)[len - 1] == '_' || (*o)[len - 1] == '.')
+		{
+			if (strncmp(key, *o, len) == 0)
+				return true;
+		}
+		else if (strcmp(key, *o) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* " WITH (k = 'v', ...)" for the storage parameters among options, or "". */
+char *
+mt_storage_options_sql(List *options)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, options)
+	{
+		MtOption   *opt = lfirst(lc);
+		char	   *dot;
+
+		if (!mt_is_storage_option(opt->key))
+			continue;
+		appendStringInfoString(&buf, buf.len ? ", " : " WITH (");
+		dot = strchr(opt->key, '.');
+		if (dot)
+			appendStringInfo(&buf, "%s.%s", quote_identifier(pnstrdup(opt->key, dot - opt->key)),
+							 quote_identifier(dot + 1));
+		else
+			appendStringInfoString(&buf, quote_identifier(opt->key));
+		appendStringInfo(&buf, " = %s", quote_literal_cstr(opt->value));
+	}
+	if (buf.len)
+		appendStringInfoChar(&buf, ')');
+	return buf.data;
 }

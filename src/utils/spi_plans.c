@@ -19,10 +19,10 @@
 
 #include "common/hashfn.h"
 #include "executor/spi.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "mt/utils/spi_plans.h"
+#include "mt/utils/extension.h"
 
 #define MAX_SAVED_ARGS 16
 
@@ -102,4 +102,48 @@ mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum *values,
 		entry->plan = plan;
 	}
 	return SPI_execute_plan(entry->plan, values, nulls, read_only, count);
+}
+
+/* Run generated SQL that must succeed with the given SPI result code. */
+void
+mt_spi_exec(const char *sql, int expected)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "unexpected result %d from generated statement: %s", rc, sql);
+}
+
+/*
+ * mt_spi_oids
+ *		The OIDs in the first column of a query's rows, with arg as $1 (an
+ *		OID, unless invalid: then the query takes no argument), in the
+ *		caller's memory context.
+ */
+List *
+mt_spi_oids(const char *sql, Oid arg)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(arg)};
+	List	   *result = NIL;
+	uint64		i;
+	int			nestlevel = mt_pin_search_path();
+
+	SPI_connect();
+	if (mt_spi_execute_saved(sql, OidIsValid(arg) ? 1 : 0, types, values, NULL, false, 0)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "unexpected result from generated query: %s", sql);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = lappend_oid(result, DatumGetObjectId(d));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	mt_unpin_search_path(nestlevel);
+	return result;
 }

@@ -27,8 +27,6 @@
 #include "storage/latch.h"
 
 extern void mt_launcher_init(void);
-/* for every background process of the extension, once connected */
-extern void mt_pin_session_search_path(void);
 extern void mt_wake_worker_at_commit(void);
 extern void mt_wake_worker_now(void);
 extern void mt_launcher_at_xact_end(bool commit);

@@ -108,6 +108,9 @@ extern bool mt_catalog_has_restore(void);
 extern int64 mt_catalog_new_id(void);
 extern int64 mt_catalog_id(Oid relid);
 extern char *mt_catalog_definition(Oid relid);
+extern void mt_catalog_sync_marker(MtTable *mt);
+/* a hidden object of table relid by its prefix (marker.h); InvalidOid if none */
+extern Oid	mt_hidden_relid(const char *prefix, Oid relid);
 extern void mt_catalog_insert_definition(Oid relid, Oid query_view, const char *definition,
 										 const char *restore_pending);
 

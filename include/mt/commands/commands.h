@@ -22,6 +22,13 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/parser/ddl_parser.h"
+/* transitional, until every caller includes what it uses */
+#include "mt/catalog/hidden_objects.h"
+#include "mt/materialized_table.h"
+#include "mt/refresh/partitions.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /* a column of a query's result */
 typedef struct MtQueryColumn
@@ -73,31 +80,12 @@ extern Oid	mt_resolve_namespace(MtStatement *st, MtQualifiedName *name);
 extern Oid	mt_lookup_table(MtStatement *st, MtQualifiedName *name, LOCKMODE lockmode,
 							bool missing_ok);
 extern MtTable *mt_lock_catalog_row(MtStatement *st, MtQualifiedName *name, Oid relid);
-extern void mt_check_owner(Oid relid);
-extern char *mt_qualified_name(Oid relid);
-extern char *mt_type_sql(Oid typid, int32 typmod);
-extern char *mt_equality_sql(Oid typid);
-extern bool mt_equality_is_builtin(Oid typid);
-extern char *mt_name_list_text(List *names);
-extern Oid	mt_table_owner(Oid relid);
 extern Query *mt_analyze_query(MtStatement *st, MtQuery *query);
 extern List *mt_query_columns(Query *query);
 extern Oid	mt_define_query_view(MtStatement *st, MtQuery *query, Oid relid, int64 id,
 								 Oid owner, bool replace);
-extern void mt_run_as_owner_begin(Oid owner, Oid *save_userid, int *save_sec, int *save_nestlevel);
-extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestlevel);
-extern void mt_spi_exec(const char *sql, int expected);
-extern List *mt_spi_oids(const char *sql, Oid arg);
-extern List *mt_leaf_relations(Oid relid);
-extern List *mt_ancestor_relations(Oid relid);
-extern char *mt_query_text(Query *q);
-extern char *mt_storage_options_sql(List *options);
-extern bool mt_is_storage_option(const char *key);
 extern char *mt_expression_deparse(MtStatement *st, int location, const char *expr_text,
 								   Oid relid);
-extern List *mt_primary_key_columns(Oid relid);
-extern void mt_sync_hidden_privileges(Oid relid);
-extern void mt_grant_hidden_object(Oid relid, Oid hidden, bool write);
 extern void mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner);
 extern void mt_check_key_covers(MtStatement *st, MtPrimaryKey *pk, List *columns,
 								const char *clause);

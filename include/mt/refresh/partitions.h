@@ -33,4 +33,8 @@ extern void mt_partition_create(Oid relid, MtTable *mt, List *values);
 extern void mt_partition_create_buckets(Oid relid, MtTable *mt);
 extern void mt_partition_sync_privileges(Oid relid);
 
+/* WITH options that are storage parameters, as " WITH (...)" or "" */
+extern bool mt_is_storage_option(const char *key);
+extern char *mt_storage_options_sql(List *options);
+
 #endif							/* MT_PARTITIONS_H */

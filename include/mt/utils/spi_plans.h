@@ -11,4 +11,9 @@
 extern int	mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum *values,
 								 const char *nulls, bool read_only, long count);
 
+/* run generated SQL expecting result code expected; any other is an error */
+extern void mt_spi_exec(const char *sql, int expected);
+/* the OIDs in the first column of a query's rows; arg is $1 when valid */
+extern List *mt_spi_oids(const char *sql, Oid arg);
+
 #endif							/* MT_SPI_PLANS_H */

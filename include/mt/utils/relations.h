@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/utils/relations.h
+ *	  Relations around a table (src/utils/relations.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_UTILS_RELATIONS_H
+#define MT_UTILS_RELATIONS_H
+
+#include "nodes/pg_list.h"
+
+/* the plain tables of relid's inheritance tree (relid itself if plain), by OID */
+extern List *mt_leaf_relations(Oid relid);
+/* every table relid inherits from, directly or not */
+extern List *mt_ancestor_relations(Oid relid);
+/* the names (char *) of relid's primary key columns, NIL without one */
+extern List *mt_primary_key_columns(Oid relid);
+
+#endif							/* MT_UTILS_RELATIONS_H */

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/utils/sql.h
+ *	  Pieces of generated SQL (src/utils/sql.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_UTILS_SQL_H
+#define MT_UTILS_SQL_H
+
+#include "nodes/parsenodes.h"
+
+/* schema-qualified, quoted name of a relation */
+extern char *mt_qualified_name(Oid relid);
+/* a type with its modifier, schema-qualified */
+extern char *mt_type_sql(Oid typid, int32 typmod);
+/* OPERATOR(schema.=) of a type's default equality */
+extern char *mt_equality_sql(Oid typid);
+extern bool mt_equality_is_builtin(Oid typid);
+/* names (String) as a quoted, comma-separated list */
+extern char *mt_name_list_text(List *names);
+/* a query's text, deparsed with search_path = pg_catalog */
+extern char *mt_query_text(Query *q);
+
+#endif							/* MT_UTILS_SQL_H */

@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/utils/relations.c
+ *	  Relations around a table: its leaf partitions, the tables it inherits
+ *	  from, its primary key.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "mt/utils/relations.h"
+
+/*
+ * mt_leaf_relations
+ *		The tables that hold relid's rows: itself, the leaves of its
+ *		partition tree, or it and its inheritance children, in OID order.
+ */
+List *
+mt_leaf_relations(Oid relid)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_RELATION)
+			result = lappend_oid(result, lfirst_oid(lc));
+	list_sort(result, list_oid_cmp);
+	return result;
+}
+
+/*
+ * mt_ancestor_relations
+ *		The tables relid's rows are also rows of: its parents in a partition
+ *		tree or by inheritance, up to the roots.
+ */
+List *
+mt_ancestor_relations(Oid relid)
+{
+	List	   *result = NIL;
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+
+	for (int i = -1; i < list_length(result); i++)
+	{
+		Oid			child = (i < 0) ? relid : list_nth_oid(result, i);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(child));
+		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			result = list_append_unique_oid(result,
+											((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
+		systable_endscan(scan);
+	}
+	table_close(inherits, AccessShareLock);
+	return result;
+}
+
+/* The names of the primary key's columns. */
+List *
+mt_primary_key_columns(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			index = RelationGetPrimaryKeyIndex(rel);
+	List	   *result = NIL;
+
+	if (OidIsValid(index))
+	{
+		Relation	irel = index_open(index, AccessShareLock);
+		int			i;
+
+		for (i = 0; i < irel->rd_index->indnkeyatts; i++)
+			result = lappend(result, get_attname(relid, irel->rd_index->indkey.values[i], false));
+		index_close(irel, AccessShareLock);
+	}
+	table_close(rel, AccessShareLock);
+	return result;
+}

@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/utils/sql.c
+ *	  Pieces of generated SQL: qualified names, types and equality
+ *	  operators spelled so that no search_path can change their meaning,
+ *	  and a query's text deparsed under the pinned search_path.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_operator.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "mt/utils/sql.h"
+
+/*
+ * mt_type_sql
+ *		A type (with its modifier) as generated SQL names it: schema-
+ *		qualified, so that it means the same under any search_path.
+ */
+char *
+mt_type_sql(Oid typid, int32 typmod)
+{
+	return format_type_extended(typid, typmod,
+								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/*
+ * mt_equality_sql
+ *		The equality operator of a type's default btree or hash operator
+ *		class -- the one GROUP BY and DISTINCT use -- as generated SQL
+ *		names it: OPERATOR(schema.name), found under any search_path.
+ */
+char *
+mt_equality_sql(Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+	HeapTuple	tup;
+	Form_pg_operator op;
+	char	   *result;
+
+	if (!OidIsValid(tc->eq_opr))
+		return "OPERATOR(pg_catalog.=)";
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", tc->eq_opr);
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
+					  NameStr(op->oprname));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* Is that operator PostgreSQL's own? */
+bool
+mt_equality_is_builtin(Oid typid)
+{
+	return strncmp(mt_equality_sql(typid), "OPERATOR(pg_catalog.", 20) == 0;
+}
+
+/* Names (a List of String) as "a, b, c", for messages. */
+char *
+mt_name_list_text(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", strVal(lfirst(lc)));
+	return buf.data;
+}
+
+char *
+mt_qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/*
+ * mt_query_text
+ *		A query's text with every name not in pg_catalog qualified.
+ */
+char *
+mt_query_text(Query *q)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char	   *text;
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	text = pg_get_querydef(q, false);
+	AtEOXact_GUC(false, nestlevel);
+	return text;
+}
