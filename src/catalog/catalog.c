@@ -19,29 +19,19 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/htup_details.h"
 #include "access/table.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "lib/stringinfo.h"
-#include "miscadmin.h"
 #include "storage/lmgr.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/json.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "utils/timestamp.h"
 
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/marker.h"
@@ -832,6 +822,15 @@ mt_catalog_all_relids(void)
  */
 #define DEFINITION_EXCLUDED \
 	"ARRAY['relid', 'query_view', 'last_refresh_time', 'scheduler', 'cron_jobid', 'restore_pending']"
+
+/* The materialized table that owns the relation a name refers to, if any. */
+Oid
+mt_owning_materialized_table_rv(RangeVar *rv)
+{
+	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+	return OidIsValid(relid) ? mt_owning_materialized_table(relid) : InvalidOid;
+}
 
 /*
  * mt_catalog_sync_marker

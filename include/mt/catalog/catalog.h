@@ -25,6 +25,7 @@
 
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
 #include "utils/jsonb.h"
 
 #include "mt/parser/ddl_parser.h"
@@ -89,6 +90,7 @@ typedef struct MtTable
 
 extern bool mt_is_materialized_table(Oid relid);
 extern Oid	mt_owning_materialized_table(Oid relid);
+extern Oid	mt_owning_materialized_table_rv(RangeVar *rv);
 extern MtTable *mt_catalog_lookup(Oid relid, bool missing_ok);
 extern MtTable *mt_catalog_lock(Oid relid);
 extern List *mt_catalog_all_relids(void);
