@@ -215,6 +215,23 @@ status_from_name(const char *name)
 }
 
 const char *
+mt_freshness_unit_name(MtFreshnessUnit unit)
+{
+	switch (unit)
+	{
+		case MT_UNIT_SECOND:
+			return "SECOND";
+		case MT_UNIT_MINUTE:
+			return "MINUTE";
+		case MT_UNIT_HOUR:
+			return "HOUR";
+		case MT_UNIT_DAY:
+			return "DAY";
+	}
+	return NULL;
+}
+
+const char *
 mt_mode_name(MtRefreshMode mode)
 {
 	return mode == MT_MODE_FULL ? "FULL" : "CONTINUOUS";

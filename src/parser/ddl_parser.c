@@ -1936,23 +1936,6 @@ mt_parse(const char *source)
 	return result;
 }
 
-const char *
-mt_freshness_unit_name(MtFreshnessUnit unit)
-{
-	switch (unit)
-	{
-		case MT_UNIT_SECOND:
-			return "SECOND";
-		case MT_UNIT_MINUTE:
-			return "MINUTE";
-		case MT_UNIT_HOUR:
-			return "HOUR";
-		case MT_UNIT_DAY:
-			return "DAY";
-	}
-	return NULL;
-}
-
 /* ---------------------------------------------------------------------
  * Pieces of native statements (see hooks/native.c)
  * ---------------------------------------------------------------------

@@ -102,6 +102,7 @@ extern void mt_catalog_cache_reset(void);
 
 extern const char *mt_status_name(MtStatus status);
 extern const char *mt_mode_name(MtRefreshMode mode);
+extern const char *mt_freshness_unit_name(MtFreshnessUnit unit);
 extern char *mt_option_value(List *options, const char *key);
 extern Jsonb *mt_options_to_jsonb(List *options);
 
