@@ -262,11 +262,11 @@ mt_history_worker_main(Datum arg)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "materialized_table: recording refresh history");
 	/* our own writes: the guards need not look the tables up (more locks) */
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	history_row_insert(row);
 	if (row->kind != HISTORY_RESULT)
 		history_trim();
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	row->written = true;

@@ -136,16 +136,12 @@ mt_marker_sync(MtTable *mt, const char *definition)
 		MtSavedUser saved;
 
 		mt_as_extension_owner_begin(&saved);
-		SPI_connect();
-		mt_internal_depth++;
-		mt_spi_exec(psprintf("CREATE MATERIALIZED VIEW %s AS SELECT %s::pg_catalog.regclass AS table_name, "
-							 "%s::pg_catalog.regclass AS query_view",
-							 quote_qualified_identifier(MT_INTERNAL_SCHEMA, name),
-							 quote_literal_cstr(psprintf("%u", mt->relid)),
-							 quote_literal_cstr(psprintf("%u", mt->query_view))),
-					SPI_OK_UTILITY);
-		mt_internal_depth--;
-		SPI_finish();
+		mt_spi_exec_internal(psprintf("CREATE MATERIALIZED VIEW %s AS SELECT %s::pg_catalog.regclass AS table_name, "
+									  "%s::pg_catalog.regclass AS query_view",
+									  quote_qualified_identifier(MT_INTERNAL_SCHEMA, name),
+									  quote_literal_cstr(psprintf("%u", mt->relid)),
+									  quote_literal_cstr(psprintf("%u", mt->query_view))),
+							 SPI_OK_UTILITY);
 		mt_as_extension_owner_end(&saved);
 		CommandCounterIncrement();
 		marker = get_relname_relid(name, mt_internal_namespace());

@@ -30,6 +30,7 @@
 
 #include "mt/commands/commands.h"
 #include "mt/commands/create_plan.h"
+#include "mt/catalog/dependents.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/lineage.h"
 #include "mt/materialized_table.h"
@@ -44,11 +45,7 @@ static const char *const resume_options[] = {"sink.parallelism", NULL};
 static void
 table_ddl(const char *sql)
 {
-	SPI_connect();
-	mt_internal_depth++;
-	mt_spi_exec(sql, SPI_OK_UTILITY);
-	mt_internal_depth--;
-	SPI_finish();
+	mt_spi_exec_internal(sql, SPI_OK_UTILITY);
 	CommandCounterIncrement();
 }
 
@@ -175,41 +172,8 @@ alter_refresh(MtStatement *st, Oid relid)
 void
 mt_check_no_cycle(MtStatement *st, MtQuery *q, Oid relid, Oid viewid)
 {
-	Oid			types[2] = {OIDOID, OIDOID};
-	Datum		values[2] = {ObjectIdGetDatum(viewid), ObjectIdGetDatum(relid)};
-	MtSavedUser saved;
-	bool		cycle = false;
+	bool		cycle = mt_catalog_query_reads(viewid, relid);
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("WITH RECURSIVE reads(rel) AS ("
-							  "  SELECT $1::pg_catalog.oid"
-							  "  UNION"
-							  "  SELECT d.refobjid"
-							  "    FROM reads"
-							  "    JOIN pg_catalog.pg_rewrite r"
-							  "      ON r.ev_class = reads.rel"
-							  "      OR r.ev_class = (SELECT t.query_view::pg_catalog.oid"
-							  "                         FROM materialized_table_internal.mt_table t"
-							  "                        WHERE t.relid::pg_catalog.oid = reads.rel)"
-							  "    JOIN pg_catalog.pg_depend d"
-							  "      ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
-							  "     AND d.objid = r.oid"
-							  "     AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
-							  "     AND d.refobjid <> r.ev_class"
-							  ") "
-							  "SELECT EXISTS (SELECT FROM reads WHERE rel = $2"
-							  "   OR rel IN (SELECT relid FROM pg_catalog.pg_partition_tree($2)))",
-							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		bool		isnull;
-
-		cycle = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-										   &isnull));
-	}
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
 	if (cycle)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -455,22 +419,17 @@ add_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 				/* the rows there were written by the last refresh */
 				if (mt->last_refresh_time != 0)
 				{
-					SPI_connect();
-					mt_internal_depth++;
-					mt_spi_exec(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
-										 table, quote_identifier(col->name),
-										 quote_literal_cstr(timestamptz_to_str(mt->last_refresh_time)),
-										 mt_type_sql(typid, typmod)), SPI_OK_UPDATE);
-					mt_internal_depth--;
-					SPI_finish();
+					mt_spi_exec_internal(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
+												  table, quote_identifier(col->name),
+												  quote_literal_cstr(timestamptz_to_str(mt->last_refresh_time)),
+												  mt_type_sql(typid, typmod)), SPI_OK_UPDATE);
 				}
 				remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
 				break;
 			}
 	}
 	if (col->comment)
-		table_ddl(psprintf("COMMENT ON COLUMN %s.%s IS %s", table,
-						   quote_identifier(col->name), quote_literal_cstr(col->comment)));
+		mt_comment_on(relid, get_attnum(relid, col->name), col->comment);
 }
 
 static void
@@ -554,8 +513,7 @@ modify_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 		remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
 	}
 	if (col->comment)
-		table_ddl(psprintf("COMMENT ON COLUMN %s.%s IS %s", table,
-						   quote_identifier(col->name), quote_literal_cstr(col->comment)));
+		mt_comment_on(relid, get_attnum(relid, col->name), col->comment);
 }
 
 static void
@@ -956,7 +914,7 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 
 	leaves = mt_leaf_relations(relid);
 	SPI_connect();
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	foreach(lc, leaves)
 	{
 		char	   *leaf = mt_qualified_name(lfirst_oid(lc));
@@ -967,7 +925,7 @@ mt_set_options(MtStatement *st, Oid relid, List *options)
 			mt_spi_exec(psprintf("ALTER TABLE %s SET %s", leaf, set + strlen(" WITH ")),
 						SPI_OK_UTILITY);
 	}
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	SPI_finish();
 
 	mt->options = options;

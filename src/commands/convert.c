@@ -302,7 +302,7 @@ mt_convert_table(MtStatement *st, Oid relid)
 		mt_check_watermark(st, c->watermark, relid);
 	mt_apply_column_comments(relid, c->columns);
 	if (c->comment)
-		mt_comment_columns(qualified, c->comment, NIL);
+		mt_comment_columns(relid, c->comment, NIL);
 
 	/* its query, as for a new table, and never the table itself */
 	mt->relid = relid;

@@ -223,15 +223,11 @@ create_new(MtStatement *st, Oid nspid)
 
 	/* the table */
 	qualified = quote_qualified_identifier(get_namespace_name(nspid), c->name->name);
-	SPI_connect();
-	mt_internal_depth++;
-	mt_spi_exec(create_table_sql(qualified, planned, pk, c, c->distribution, c->options),
-				SPI_OK_UTILITY);
-	mt_internal_depth--;
-	SPI_finish();
+	mt_spi_exec_internal(create_table_sql(qualified, planned, pk, c, c->distribution, c->options),
+						 SPI_OK_UTILITY);
 	CommandCounterIncrement();
 	mt->relid = get_relname_relid(c->name->name, nspid);
-	mt_comment_columns(qualified, c->comment, planned);
+	mt_comment_columns(mt->relid, c->comment, planned);
 	if (c->watermark)
 		mt_check_watermark(st, c->watermark, mt->relid);
 
@@ -274,9 +270,9 @@ create_new(MtStatement *st, Oid nspid)
 	CommandCounterIncrement();
 
 	/* buckets of a distributed table without PARTITIONED BY */
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	mt_partition_create_buckets(mt->relid, mt);
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	CommandCounterIncrement();
 
 	/* filled in this transaction, as CREATE TABLE AS would */
@@ -542,12 +538,7 @@ alter_existing(MtStatement *st, Oid relid)
 		changed = true;
 	}
 	if (c->comment)
-	{
-		SPI_connect();
-		mt_spi_exec(psprintf("COMMENT ON TABLE %s IS %s", mt_qualified_name(relid),
-							 quote_literal_cstr(c->comment)), SPI_OK_UTILITY);
-		SPI_finish();
-	}
+		mt_comment_on(relid, 0, c->comment);
 	mt_apply_column_comments(relid, c->columns);
 	(void) changed;
 }

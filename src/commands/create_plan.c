@@ -508,24 +508,19 @@ mt_identifier_list(List *names)
 }
 
 void
-mt_comment_columns(const char *qualified, const char *comment, List *planned)
+mt_comment_columns(Oid relid, const char *comment, List *planned)
 {
 	ListCell   *lc;
 
-	SPI_connect();
 	if (comment)
-		mt_spi_exec(psprintf("COMMENT ON TABLE %s IS %s", qualified,
-							 quote_literal_cstr(comment)), SPI_OK_UTILITY);
+		mt_comment_on(relid, 0, comment);
 	foreach(lc, planned)
 	{
 		PlannedColumn *pc = lfirst(lc);
 
 		if (pc->comment)
-			mt_spi_exec(psprintf("COMMENT ON COLUMN %s.%s IS %s", qualified,
-								 quote_identifier(pc->name),
-								 quote_literal_cstr(pc->comment)), SPI_OK_UTILITY);
+			mt_comment_on(relid, get_attnum(relid, pc->name), pc->comment);
 	}
-	SPI_finish();
 }
 
 /* Column comments of CREATE OR ALTER. */
@@ -534,17 +529,13 @@ mt_apply_column_comments(Oid relid, List *columns)
 {
 	ListCell   *lc;
 
-	SPI_connect();
 	foreach(lc, columns)
 	{
 		MtColumn   *def = lfirst(lc);
 
 		if (def->comment)
-			mt_spi_exec(psprintf("COMMENT ON COLUMN %s.%s IS %s", mt_qualified_name(relid),
-								 quote_identifier(def->name),
-								 quote_literal_cstr(def->comment)), SPI_OK_UTILITY);
+			mt_comment_on(relid, get_attnum(relid, def->name), def->comment);
 	}
-	SPI_finish();
 }
 
 /* A generated column's expression, as pg_get_expr() shows it. */

@@ -17,16 +17,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/dependency.h"
-#include "catalog/objectaddress.h"
-#include "catalog/pg_class.h"
 #include "commands/event_trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "storage/lmgr.h"
-#include "utils/lsyscache.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/catalog/dependents.h"
 #include "mt/commands/commands.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
@@ -73,11 +69,7 @@ mt_drop_command(MtStatement *st)
 		 * it among them: as a DROP TABLE of its own, so that the sql_drop
 		 * event trigger forgets each of them.
 		 */
-		SPI_connect();
-		mt_internal_depth++;
-		mt_spi_exec(psprintf("DROP TABLE %s CASCADE", mt_qualified_name(relid)), SPI_OK_UTILITY);
-		mt_internal_depth--;
-		SPI_finish();
+		mt_spi_exec_internal(psprintf("DROP TABLE %s CASCADE", mt_qualified_name(relid)), SPI_OK_UTILITY);
 		return "DROP MATERIALIZED TABLE";
 	}
 	ObjectAddressSet(address, RelationRelationId, relid);
@@ -92,38 +84,14 @@ mt_drop_command(MtStatement *st)
 Datum
 mt_on_sql_drop(PG_FUNCTION_ARGS)
 {
-	List	   *dropped = NIL;
 	ListCell   *lc;
-	uint64		i;
-	MtSavedUser saved;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "mt_on_sql_drop: not fired by event trigger manager");
 	if (!mt_extension_ready())
 		PG_RETURN_NULL();
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute("SELECT t.relid::pg_catalog.oid"
-					"  FROM materialized_table_internal.mt_table t"
-					"  JOIN pg_catalog.pg_event_trigger_dropped_objects() d"
-					"    ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass"
-					"   AND d.objid = t.relid::pg_catalog.oid AND d.objsubid = 0"
-					" ORDER BY 1",
-					false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the dropped objects");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		dropped = lappend_oid(dropped,
-							  DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															 SPI_tuptable->tupdesc, 1, &isnull)));
-	}
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-
-	foreach(lc, dropped)
+	foreach(lc, mt_catalog_dropped_tables())
 		mt_forget_table(lfirst_oid(lc));
 	PG_RETURN_NULL();
 }

@@ -16,8 +16,8 @@
  *							hand-made DDL on hidden objects; called by the
  *							utility hook (hooks/utility_hook.c)
  *
- * The extension's own statements pass while mt_internal_depth > 0.  Both
- * hooks let everything through where the extension is not installed.
+ * The extension's own statements pass inside MT_INTERNAL_BEGIN/END.  Both
+ * guards let everything through where the extension is not installed.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,6 +33,7 @@
 #include "utils/lsyscache.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/catalog/dependents.h"
 #include "mt/commands/commands.h"
 #include "mt/continuous/continuous.h"
 #include "mt/hooks/guards.h"
@@ -74,7 +75,7 @@ mt_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *stmt = queryDesc->plannedstmt;
 
-	if (stmt->resultRelations != NIL && mt_internal_depth == 0 &&
+	if (stmt->resultRelations != NIL && !MT_INTERNAL_ACTIVE() &&
 		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && mt_extension_ready())
 	{
 		ListCell   *lc;
@@ -143,37 +144,14 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 {
 	Oid			relid = RangeVarGetRelid(alter->relation, NoLock, true);
 	AttrNumber	attnum;
-	Oid			types[2] = {OIDOID, INT2OID};
-	Datum		values[2];
-	Oid			user = InvalidOid;
-	MtSavedUser saved;
+	Oid			user;
 
 	if (!OidIsValid(relid) || cmd->name == NULL)
 		return;
 	attnum = get_attnum(relid, cmd->name);
 	if (attnum == InvalidAttrNumber)
 		return;
-	values[0] = ObjectIdGetDatum(relid);
-	values[1] = Int16GetDatum(attnum);
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT t.relid::pg_catalog.oid"
-							  "  FROM pg_catalog.pg_depend d"
-							  "  JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid"
-							  "  JOIN materialized_table_internal.mt_table t"
-							  "    ON t.query_view::pg_catalog.oid = r.ev_class"
-							  " WHERE d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
-							  "   AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass"
-							  "   AND d.refobjid = $1 AND d.refobjsubid = $2"
-							  " ORDER BY 1 LIMIT 1",
-							  2, types, values, NULL, false, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		bool		isnull;
-
-		user = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											  1, &isnull));
-	}
+	user = mt_catalog_column_reader(relid, attnum);
 	if (OidIsValid(user))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -182,8 +160,6 @@ check_source_column_type(AlterTableStmt *alter, AlterTableCmd *cmd)
 				 errdetail("The query of materialized table \"%s\" reads the column.",
 						   get_rel_name(user)),
 				 errhint("Drop the materialized table first, and create it again afterwards.")));
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
 }
 
 /*

@@ -104,11 +104,7 @@ run_internal_sql(const char *sql)
 	MtSavedUser saved;
 
 	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	mt_internal_depth++;
-	mt_spi_exec(sql, SPI_OK_UTILITY);
-	mt_internal_depth--;
-	SPI_finish();
+	mt_spi_exec_internal(sql, SPI_OK_UTILITY);
 	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
 }

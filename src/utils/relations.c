@@ -10,6 +10,9 @@
 
 #include "access/genam.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "commands/comment.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
 #include "utils/fmgroids.h"
@@ -85,4 +88,16 @@ mt_primary_key_columns(Oid relid)
 	}
 	table_close(rel, AccessShareLock);
 	return result;
+}
+
+/*
+ * mt_comment_on
+ *		COMMENT ON the relation (attnum 0) or one of its columns, which the
+ *		command has checked the user may change; NULL or "" removes it.
+ */
+void
+mt_comment_on(Oid relid, AttrNumber attnum, const char *comment)
+{
+	CreateComments(relid, RelationRelationId, attnum, comment);
+	CommandCounterIncrement();
 }

@@ -23,6 +23,7 @@
 
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/extension.h"
+#include "mt/utils/subxact.h"
 
 #define MAX_SAVED_ARGS 16
 
@@ -146,4 +147,19 @@ mt_spi_oids(const char *sql, Oid arg)
 	SPI_finish();
 	mt_unpin_search_path(nestlevel);
 	return result;
+}
+
+/*
+ * mt_spi_exec_internal
+ *		Run generated SQL (DDL or a write on a materialized table) in an SPI
+ *		connection of its own, past the guards.
+ */
+void
+mt_spi_exec_internal(const char *sql, int expected)
+{
+	SPI_connect();
+	MT_INTERNAL_BEGIN();
+	mt_spi_exec(sql, expected);
+	MT_INTERNAL_END();
+	SPI_finish();
 }

@@ -48,7 +48,7 @@ extern void mt_resolve_computed_types(MtStatement *st, List *planned);
 extern List *mt_planned_from_table(Oid relid);
 /* quoted, comma-separated */
 extern char *mt_identifier_list(List *names);
-extern void mt_comment_columns(const char *qualified, const char *comment, List *planned);
+extern void mt_comment_columns(Oid relid, const char *comment, List *planned);
 extern void mt_apply_column_comments(Oid relid, List *columns);
 
 /* convert.c: CREATE OR ALTER on a table that is not a materialized table */

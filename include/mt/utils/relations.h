@@ -8,6 +8,7 @@
 #ifndef MT_UTILS_RELATIONS_H
 #define MT_UTILS_RELATIONS_H
 
+#include "access/attnum.h"
 #include "nodes/pg_list.h"
 
 /* the plain tables of relid's inheritance tree (relid itself if plain), by OID */
@@ -16,5 +17,7 @@ extern List *mt_leaf_relations(Oid relid);
 extern List *mt_ancestor_relations(Oid relid);
 /* the names (char *) of relid's primary key columns, NIL without one */
 extern List *mt_primary_key_columns(Oid relid);
+/* COMMENT ON the relation (attnum 0) or a column of it */
+extern void mt_comment_on(Oid relid, AttrNumber attnum, const char *comment);
 
 #endif							/* MT_UTILS_RELATIONS_H */

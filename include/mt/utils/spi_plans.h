@@ -15,5 +15,7 @@ extern int	mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum
 extern void mt_spi_exec(const char *sql, int expected);
 /* the OIDs in the first column of a query's rows; arg is $1 when valid */
 extern List *mt_spi_oids(const char *sql, Oid arg);
+/* the same as mt_spi_exec, connected, and past the guards */
+extern void mt_spi_exec_internal(const char *sql, int expected);
 
 #endif							/* MT_SPI_PLANS_H */
