@@ -518,20 +518,6 @@ collect_relations(Node *node, List **rtes)
 	return expression_tree_walker(node, collect_relations, rtes);
 }
 
-typedef struct QueryLocation
-{
-	const char *source;
-	int			location;
-} QueryLocation;
-
-static void
-query_error_callback(void *arg)
-{
-	QueryLocation *where = (QueryLocation *) arg;
-
-	(void) mt_errposition(where->source, where->location);
-}
-
 /*
  * mt_check_query_privileges
  *		The owner of a materialized table must be able to read what its
@@ -542,21 +528,17 @@ void
 mt_check_query_privileges(MtStatement *st, MtQuery *q, Query *query, Oid owner)
 {
 	List	   *rtes = NIL;
-	QueryLocation where = {st->source, q->location};
-	ErrorContextCallback callback;
+	MtErrorAt	at;
 	Oid			save_userid;
 	int			save_sec;
 
 	(void) query_tree_walker(query, collect_relations, &rtes, QTW_EXAMINE_RTES_BEFORE);
 	if (rtes == NIL)
 		return;
-	callback.callback = query_error_callback;
-	callback.arg = &where;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	mt_error_at_push(&at, st->source, q->location, false);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	(void) ExecCheckRTPerms(rtes, true);
 	SetUserIdAndSecContext(save_userid, save_sec);
-	error_context_stack = callback.previous;
+	mt_error_at_pop(&at);
 }

@@ -306,20 +306,6 @@ mt_check_partition_keys(MtStatement *st, MtCreateStmt *c, List *planned, List *q
 	}
 }
 
-typedef struct OptionLocation
-{
-	const char *source;
-	int			location;
-} OptionLocation;
-
-static void
-option_error_callback(void *arg)
-{
-	OptionLocation *where = (OptionLocation *) arg;
-
-	(void) mt_errposition(where->source, where->location);
-}
-
 /*
  * check_storage_option
  *		Let PostgreSQL validate a storage parameter now, so that a bad value
@@ -330,8 +316,7 @@ check_storage_option(MtStatement *st, MtOption *opt)
 {
 	static const char *const validnsps[] = HEAP_RELOPT_NAMESPACES;
 	const char *dot = strchr(opt->key, '.');
-	OptionLocation where = {st->source, opt->location};
-	ErrorContextCallback callback;
+	MtErrorAt	at;
 	DefElem    *def;
 	Datum		reloptions;
 
@@ -341,14 +326,11 @@ check_storage_option(MtStatement *st, MtOption *opt)
 	else
 		def = makeDefElem(pstrdup(opt->key), (Node *) makeString(pstrdup(opt->value)), -1);
 
-	callback.callback = option_error_callback;
-	callback.arg = &where;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	mt_error_at_push(&at, st->source, opt->location, false);
 	reloptions = transformRelOptions((Datum) 0, list_make1(def), dot ? "toast" : NULL,
 									 (char **) validnsps, false, false);
 	(void) heap_reloptions(dot ? RELKIND_TOASTVALUE : RELKIND_RELATION, reloptions, true);
-	error_context_stack = callback.previous;
+	mt_error_at_pop(&at);
 }
 
 /*

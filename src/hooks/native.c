@@ -280,32 +280,13 @@ option_key(DefElem *def)
 		pstrdup(def->defname);
 }
 
-typedef struct PositionAt
-{
-	const char *source;
-	int			location;
-} PositionAt;
-
 /* Errors without a position of their own point at the option. */
-static void
-option_error_callback(void *arg)
-{
-	PositionAt *at = (PositionAt *) arg;
-
-	if (geterrposition() <= 0)
-		(void) mt_errposition(at->source, at->location);
-}
-
 #define WITH_POSITION(n_, location_, code_) \
 	do { \
-		PositionAt	at_ = {(n_)->source, (location_)}; \
-		ErrorContextCallback cb_; \
-		cb_.callback = option_error_callback; \
-		cb_.arg = &at_; \
-		cb_.previous = error_context_stack; \
-		error_context_stack = &cb_; \
+		MtErrorAt	at_; \
+		mt_error_at_push(&at_, (n_)->source, (location_), true); \
 		code_; \
-		error_context_stack = cb_.previous; \
+		mt_error_at_pop(&at_); \
 	} while (0)
 
 static bool

@@ -63,6 +63,42 @@ mt_errposition(const char *source, int location)
 	return errposition(pg_mbstrlen_with_len(source, location) + 1);
 }
 
+/* the error context callback of mt_error_at_push */
+static void
+error_at_callback(void *arg)
+{
+	MtErrorAt  *at = (MtErrorAt *) arg;
+
+	if (!at->keep_own_position || geterrposition() <= 0)
+		(void) mt_errposition(at->source, at->location);
+}
+
+/*
+ * mt_error_at_push
+ *		Until mt_error_at_pop, errors point at location in source (the
+ *		statement text of execute(), or the client's): those PostgreSQL
+ *		raises while checking a piece of the statement (an option, a type,
+ *		a query's privileges) then point at that piece.  With
+ *		keep_own_position, an error that has a position keeps it.
+ */
+void
+mt_error_at_push(MtErrorAt *at, const char *source, int location, bool keep_own_position)
+{
+	at->source = source;
+	at->location = location;
+	at->keep_own_position = keep_own_position;
+	at->callback.callback = error_at_callback;
+	at->callback.arg = at;
+	at->callback.previous = error_context_stack;
+	error_context_stack = &at->callback;
+}
+
+void
+mt_error_at_pop(MtErrorAt *at)
+{
+	error_context_stack = at->callback.previous;
+}
+
 Oid
 mt_internal_namespace(void)
 {

@@ -20,6 +20,19 @@ extern void mt_require_preload(void);
 /* error position into the statement text handed to execute() */
 extern int	mt_errposition(const char *source, int location);
 
+/* errors raised in between point at a piece of the statement */
+typedef struct MtErrorAt
+{
+	ErrorContextCallback callback;
+	const char *source;
+	int			location;
+	bool		keep_own_position;
+} MtErrorAt;
+
+extern void mt_error_at_push(MtErrorAt *at, const char *source, int location,
+							 bool keep_own_position);
+extern void mt_error_at_pop(MtErrorAt *at);
+
 /* is the extension installed (and not being created or dropped) here? */
 extern bool mt_extension_ready(void);
 extern Oid	mt_internal_namespace(void);
