@@ -17,15 +17,14 @@
 #include "catalog/pg_database.h"
 #include "fmgr.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
-#include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
 #include "mt/bgw/launcher.h"
+#include "mt/utils/bgworker.h"
 #include "mt/materialized_table.h"
 
 PGDLLEXPORT void mt_launcher_main(Datum arg);
@@ -414,14 +413,9 @@ start_worker(MtDatabaseSlot *slot, BackgroundWorkerHandle **handle)
 {
 	BackgroundWorker worker;
 
-	memset(&worker, 0, sizeof(worker));
-	snprintf(worker.bgw_name, BGW_MAXLEN, "materialized_table worker for database %u", slot->dbid);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "materialized_table worker");
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "%s", MT_EXTENSION_NAME);
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "mt_worker_main");
+	mt_bgworker_describe(&worker, "materialized_table worker",
+						 psprintf("materialized_table worker for database %u", slot->dbid),
+						 "mt_worker_main", BGW_NEVER_RESTART);
 	worker.bgw_main_arg = ObjectIdGetDatum(slot->dbid);
 	worker.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&worker, handle))
@@ -440,12 +434,8 @@ mt_launcher_main(Datum arg)
 	BackgroundWorkerHandle *handles[MT_MAX_DATABASES] = {0};
 	MemoryContext loop_context;
 
-	pqsignal(SIGTERM, die);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	mt_pin_session_search_path();
-	pgstat_report_appname("materialized_table launcher");
+	mt_bgworker_signals();
+	mt_bgworker_connect(InvalidOid, InvalidOid, "materialized_table launcher");
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	state->launcher_latch = MyLatch;
@@ -531,13 +521,7 @@ mt_launcher_init(void)
 	prev_shmem_startup = shmem_startup_hook;
 	shmem_startup_hook = launcher_shmem_startup;
 
-	memset(&worker, 0, sizeof(worker));
-	snprintf(worker.bgw_name, BGW_MAXLEN, "materialized_table launcher");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "materialized_table launcher");
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "%s", MT_EXTENSION_NAME);
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "mt_launcher_main");
+	mt_bgworker_describe(&worker, "materialized_table launcher", "materialized_table launcher",
+						 "mt_launcher_main", 5);
 	RegisterBackgroundWorker(&worker);
 }

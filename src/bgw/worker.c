@@ -17,22 +17,14 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/stratnum.h"
 #include "access/table.h"
-#include "access/xact.h"
 #include "catalog/pg_namespace.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
-#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -42,6 +34,7 @@
 #include "mt/continuous/continuous.h"
 #include "mt/catalog/freshness.h"
 #include "mt/bgw/launcher.h"
+#include "mt/utils/bgworker.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/restore.h"
 #include "mt/scheduler/scheduler.h"
@@ -367,14 +360,10 @@ mt_worker_main(Datum arg)
 {
 	Oid			dbid = DatumGetObjectId(arg);
 
-	pqsignal(SIGTERM, die);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
-	/* for the worker's own SQL, the continuous pipeline's and the timer's */
-	mt_pin_session_search_path();
+	mt_bgworker_signals();
+	/* (the pinned search_path: for the worker's own SQL, the pipeline's, the timer's) */
+	mt_bgworker_connect(dbid, InvalidOid, "materialized_table worker");
 	mt_worker_attach(dbid);
-	pgstat_report_appname("materialized_table worker");
 
 	worker_context = AllocSetContextCreate(TopMemoryContext, "materialized_table worker",
 										   ALLOCSET_DEFAULT_SIZES);

@@ -15,23 +15,17 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "storage/dsm.h"
 #include "storage/ipc.h"
-#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
 #include "mt/catalog/history.h"
+#include "mt/utils/bgworker.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/spi_plans.h"
@@ -239,16 +233,14 @@ mt_history_worker_main(Datum arg)
 	dsm_segment *seg;
 	HistoryRow *row;
 
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
+	mt_bgworker_signals();
 	seg = dsm_attach(DatumGetUInt32(arg));
 	if (seg == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not map the refresh history request")));
 	row = dsm_segment_address(seg);
-	BackgroundWorkerInitializeConnectionByOid(row->dbid, row->userid, 0);
-	mt_pin_session_search_path();
+	mt_bgworker_connect(row->dbid, row->userid, NULL);
 
 	/*
 	 * The requester waits for this worker, and the lock manager does not
@@ -285,14 +277,9 @@ history_row_insert_autonomously(HistoryRow *row)
 	BackgroundWorkerHandle *handle;
 
 	memcpy(dsm_segment_address(seg), row, size);
-	memset(&worker, 0, sizeof(worker));
-	snprintf(worker.bgw_name, BGW_MAXLEN, "materialized_table history writer");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "materialized_table history writer");
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "%s", MT_EXTENSION_NAME);
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "mt_history_worker_main");
+	mt_bgworker_describe(&worker, "materialized_table history writer",
+						 "materialized_table history writer", "mt_history_worker_main",
+						 BGW_NEVER_RESTART);
 	worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
 	worker.bgw_notify_pid = MyProcPid;
 
