@@ -210,7 +210,7 @@ sublink_relations(Query *q)
 	return c;
 }
 
-/* The relations the subqueries in q's expressions read (see add_uses). */
+/* The relations the subqueries in q's expressions read (see add_uses()). */
 List *
 mt_sublink_relids(Query *q)
 {
