@@ -3,7 +3,8 @@
  * mt/parser/ddl_parser.h
  *	  Parse trees for Flink's MATERIALIZED TABLE statements.
  *
- * The parser (src/parser/ddl_parser.c) turns the text handed to
+ * The parser (src/parser/ddl_parser.c and the files it uses, see
+ * mt/parser/parser_int.h) turns the text handed to
  * materialized_table.execute() into a list of MtStatement.  It tokenizes
  * with PostgreSQL's core scanner and hands every embedded SQL fragment (the
  * query after AS, computed-column and watermark expressions) to PostgreSQL's

@@ -1,0 +1,574 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/analysis_deltas.c
+ *	  Whether DELTAS can maintain a CONTINUOUS table, and what they need:
+ *	  the rows before aggregation, the source whose changed rows adjust
+ *	  the groups, and the SQL of the terms of the delta rule.
+ *
+ * See DELTAS in mt/continuous/analysis.h; the aggregates themselves are
+ * read by continuous/aggregates.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/commands/commands.h"
+#include "mt/continuous/aggregates.h"
+#include "mt/continuous/analysis_int.h"
+
+/*
+ * Does the table hold nothing but the query's columns, each of the type
+ * the query gives it (a declared column list may give others), in a plain
+ * table (no partitions to route rows to)?
+ */
+static bool
+table_holds_its_state(Oid relid, Oid viewid)
+{
+	MtTable    *mt = mt_catalog_lookup(relid, true);
+	Relation	rel;
+	Relation	view;
+	TupleDesc	desc;
+	TupleDesc	vdesc;
+	bool		ok = true;
+
+	if (mt == NULL || mt->metadata_columns != NIL || get_rel_relkind(relid) != RELKIND_RELATION)
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	view = table_open(viewid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	vdesc = RelationGetDescr(view);
+	for (int v = 0; v < vdesc->natts; v++)
+	{
+		Form_pg_attribute vatt = TupleDescAttr(vdesc, v);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), NameStr(vatt->attname)) == 0)
+				found = !att->attgenerated && att->atttypid == vatt->atttypid &&
+					att->atttypmod == vatt->atttypmod;
+		}
+		ok = ok && found;
+	}
+	table_close(view, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return ok;
+}
+
+/*
+ * mt_deltas_in_place_possible
+ *		Can the DELTAS table relid (query view viewid) be its own state?
+ *		It can when each result column can be adjusted from its value alone
+ *		-- count(*), count(x), and sum(x) of a column declared NOT NULL
+ *		(whose sum is never NULL in a group that has rows) -- count(*) tells
+ *		when a group has no rows left, equal group values print alike, and
+ *		the table holds nothing else.  Then a changed group is one row
+ *		updated in the table, instead of a row of hidden state updated and
+ *		the table's row rewritten from it; avg, and sums that may be NULL,
+ *		need the hidden counts.  Everything is read as it is now: the worker
+ *		asks again each cycle of a table that has no hidden state.
+ */
+bool
+mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
+{
+	bool		counted = false;
+	ListCell   *lc;
+
+	if (a->strategy != MT_STRATEGY_DELTAS)
+		return false;
+	if (a->group_exprs == NIL || !a->plain_outputs)
+		return false;
+	foreach(lc, a->group_exprs)
+		if (!mt_group_prints_alike(lfirst(lc), false))
+			return false;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		HeapTuple	tup;
+		bool		not_null;
+
+		if (d->kind == MT_AGG_COUNT_STAR)
+			counted = true;
+		if (d->kind == MT_AGG_AVG || d->output == NULL || d->scales != NIL)
+			return false;
+		if (d->kind != MT_AGG_SUM)
+			continue;
+		if (!OidIsValid(d->arg_relid))
+			return false;
+		tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(d->arg_relid),
+							  Int16GetDatum(d->arg_attnum));
+		if (!HeapTupleIsValid(tup))
+			return false;
+		not_null = ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+		ReleaseSysCache(tup);
+		if (!not_null)
+			return false;
+	}
+	return counted && table_holds_its_state(relid, viewid);
+}
+
+/* Is every item of the jointree a plain relation, joined by inner joins? */
+static bool
+inner_joins_only(Query *q, Node *node)
+{
+	ListCell   *lc;
+
+	if (IsA(node, RangeTblRef))
+		return rt_fetch(((RangeTblRef *) node)->rtindex, q->rtable)->rtekind == RTE_RELATION;
+	if (IsA(node, JoinExpr))
+		return ((JoinExpr *) node)->jointype == JOIN_INNER &&
+			inner_joins_only(q, ((JoinExpr *) node)->larg) &&
+			inner_joins_only(q, ((JoinExpr *) node)->rarg);
+	if (!IsA(node, FromExpr))
+		return false;
+	foreach(lc, ((FromExpr *) node)->fromlist)
+		if (!inner_joins_only(q, lfirst(lc)))
+			return false;
+	return true;
+}
+
+/* Is every column of the relation's primary key equal to another source's? */
+static bool
+joined_by_primary_key(MtGraph *g, int rtindex, Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	bool		result = OidIsValid(pk);
+
+	table_close(rel, AccessShareLock);
+	if (!result)
+		return false;
+	rel = index_open(pk, AccessShareLock);
+	for (int i = 0; i < rel->rd_index->indnkeyatts && result; i++)
+	{
+		MtVarRef	key = {rtindex, rel->rd_index->indkey.values[i]};
+		ListCell   *lc;
+
+		result = false;
+		foreach(lc, g->edges)
+		{
+			MtEdge	   *e = lfirst(lc);
+
+			if ((mt_same_var(e->from, key) && e->to.varno != rtindex) ||
+				(mt_same_var(e->to, key) && e->from.varno != rtindex))
+				result = true;
+		}
+	}
+	index_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * The source whose changed rows become adjustments through the join: one
+ * that is not joined by its primary key (the others look like dimensions
+ * of it), the largest by its statistics, the first in the query on a tie.
+ */
+static int
+delta_rtindex(MtGraph *g, List *rtindexes)
+{
+	int			best = 0;
+	bool		best_dimension = true;
+	double		best_rows = -1;
+	ListCell   *lc;
+
+	foreach(lc, rtindexes)
+	{
+		int			rtindex = lfirst_int(lc);
+		Oid			relid = rt_fetch(rtindex, g->q->rtable)->relid;
+		bool		dimension = joined_by_primary_key(g, rtindex, relid);
+		double		rows = 0;
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			rows = Max(0, ((Form_pg_class) GETSTRUCT(tup))->reltuples);
+			ReleaseSysCache(tup);
+		}
+		if (best == 0 || (best_dimension && !dimension) ||
+			(best_dimension == dimension && rows > best_rows))
+		{
+			best = rtindex;
+			best_dimension = dimension;
+			best_rows = rows;
+		}
+	}
+	return best;
+}
+
+/*
+ * The query's rows before aggregation: its FROM and WHERE, the grouping
+ * columns under their result names, then the argument of each aggregate
+ * that has one as __mt_arg_<n>.
+ */
+static Query *
+rows_query(Query *q, List *group_tles, MtAnalysis *a)
+{
+	Query	   *rows = copyObject(q);
+	ListCell   *lc;
+	int			resno = 1;
+
+	rows->targetList = NIL;
+	foreach(lc, group_tles)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		rows->targetList = lappend(rows->targetList,
+								   makeTargetEntry(copyObject(tle->expr), resno++,
+												   pstrdup(tle->resname), false));
+	}
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+
+		if (d->arg)
+			rows->targetList = lappend(rows->targetList,
+									   makeTargetEntry(copyObject(d->arg), resno,
+													   psprintf("__mt_arg_%d", foreach_current_index(lc) + 1),
+													   false));
+		resno++;
+	}
+	rows->hasAggs = false;
+	rows->groupClause = NIL;
+	rows->groupDistinct = false;
+	rows->havingQual = NULL;
+	rows->sortClause = NIL;
+	rows->limitCount = NULL;
+	rows->limitOffset = NULL;
+	rows->limitOption = LIMIT_OPTION_DEFAULT;
+	return rows;
+}
+
+/*
+ * Replace source rtindex of a rows query by unnest($paramid), the param an
+ * array of that source's rows (its row type).
+ */
+static void
+replace_by_rows(Query *rows, int rtindex, int paramid)
+{
+	RangeTblEntry *rte = rt_fetch(rtindex, rows->rtable);
+	Oid			rowtype = get_rel_type_id(rte->relid);
+	Param	   *param = makeNode(Param);
+	FuncExpr   *unnest;
+	RangeTblFunction *function = makeNode(RangeTblFunction);
+
+	param->paramkind = PARAM_EXTERN;
+	param->paramid = paramid;
+	param->paramtype = get_array_type(rowtype);
+	param->paramtypmod = -1;
+	param->location = -1;
+	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, rowtype, list_make1(param), InvalidOid,
+						  InvalidOid, COERCE_EXPLICIT_CALL);
+	unnest->funcretset = true;
+	function->funcexpr = (Node *) unnest;
+	function->funccolcount = list_length(rte->eref->colnames);
+	rte->rtekind = RTE_FUNCTION;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = NoLock;
+	rte->inh = false;
+	rte->functions = list_make1(function);
+	rte->funcordinality = false;
+}
+
+/*
+ * The rows query with source rtindex replaced by $1: the rows a set of
+ * changed rows of the source gives, joined with the other sources as they
+ * are.
+ */
+static char *
+changes_sql(Query *rows, int rtindex)
+{
+	Query	   *changes = copyObject(rows);
+
+	replace_by_rows(changes, rtindex, 1);
+	return mt_query_text(changes);
+}
+
+/* A term of the delta rule: its sources (member numbers), and its SQL. */
+typedef struct TermSql
+{
+	List	   *members;
+	char	   *sql;
+} TermSql;
+
+/*
+ * mt_analysis_term_sql
+ *		The rows query of a DELTAS join with the changed rows of some of
+ *		its sources in place of the sources: members lists them, 0 for
+ *		delta_source and n for the n-th of sides, and the i-th (from 1) is
+ *		replaced by $i, an array of its rows.  Made once per set, kept with
+ *		the analysis.
+ */
+const char *
+mt_analysis_term_sql(MtAnalysis *a, List *members)
+{
+	MemoryContext old;
+	ListCell   *lc;
+	Query	   *q;
+	TermSql    *term;
+
+	foreach(lc, a->term_sqls)
+		if (equal(((TermSql *) lfirst(lc))->members, members))
+			return ((TermSql *) lfirst(lc))->sql;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(a));
+	q = copyObject(a->rows_query);
+	foreach(lc, members)
+	{
+		int			m = lfirst_int(lc);
+		int			rtindex = m == 0 ? a->delta_rtindex :
+			((MtDeltaSide *) list_nth(a->sides, m - 1))->rtindex;
+
+		replace_by_rows(q, rtindex, foreach_current_index(lc) + 1);
+	}
+	term = palloc(sizeof(TermSql));
+	term->members = list_copy(members);
+	term->sql = mt_query_text(q);
+	a->term_sqls = lappend(a->term_sqls, term);
+	MemoryContextSwitchTo(old);
+	return term->sql;
+}
+
+/*
+ * The other sources of a join whose changed rows adjust the groups too
+ * (MtDeltaSide): plain tables read once, and not materialized tables
+ * (whose changes reach their readers through the chain, not decoding).
+ */
+static List *
+delta_sides(Query *q, List *rtindexes, int rtindex)
+{
+	List	   *sides = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rtindexes)
+	{
+		int			r = lfirst_int(lc);
+		RangeTblEntry *rte = rt_fetch(r, q->rtable);
+		MtDeltaSide *side;
+		ListCell   *lo;
+		bool		once = true;
+
+		if (r == rtindex || rte->rtekind != RTE_RELATION ||
+			(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE) ||
+			mt_is_materialized_table(rte->relid))
+			continue;
+		foreach(lo, rtindexes)
+			if (lfirst_int(lo) != r && rt_fetch(lfirst_int(lo), q->rtable)->relid == rte->relid)
+				once = false;
+		if (!once)
+			continue;
+		side = palloc0(sizeof(MtDeltaSide));
+		side->relid = rte->relid;
+		side->rtindex = r;
+		sides = lappend(sides, side);
+	}
+	return sides;
+}
+
+/* What sum_only_columns gathers over a query. */
+typedef struct ColumnReads
+{
+	int			rtindex;
+	Bitmapset  *summed;			/* whole argument of a sum() */
+	Bitmapset  *other;			/* read in any other way */
+	bool		unknown;		/* read as a whole row, a system column or
+								 * through a join's alias */
+	Query	   *query;
+} ColumnReads;
+
+static bool
+column_reads_walker(Node *node, ColumnReads *reads)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *agg = (Aggref *) node;
+		MtDeltaAgg	d;
+		Node	   *arg = agg->args ? (Node *) ((TargetEntry *) linitial(agg->args))->expr : NULL;
+
+		/* (a FILTER or an ORDER BY reads columns in other ways too) */
+		if (agg->aggfilter == NULL && agg->aggorder == NIL && mt_delta_agg(agg, &d) &&
+			d.kind == MT_AGG_SUM &&
+			arg && IsA(arg, Var) &&
+			((Var *) arg)->varno == reads->rtindex && ((Var *) arg)->varlevelsup == 0 &&
+			((Var *) arg)->varattno > 0)
+		{
+			reads->summed = bms_add_member(reads->summed, ((Var *) arg)->varattno);
+			return false;
+		}
+	}
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varno == reads->rtindex && var->varattno > 0)
+			reads->other = bms_add_member(reads->other, var->varattno);
+		else if (var->varno == reads->rtindex ||
+				 rt_fetch(var->varno, reads->query->rtable)->rtekind == RTE_JOIN)
+			reads->unknown = true;
+		return false;
+	}
+	return expression_tree_walker(node, column_reads_walker, (void *) reads);
+}
+
+/*
+ * The columns of the delta source (rtindex) the query reads only as the
+ * whole argument of a sum(), of integer or numeric types: an update that
+ * changes nothing else changes only those sums, and the worker joins one
+ * row (new minus old) instead of both.  NULL if none, or if the query
+ * reads the source in a way this cannot tell apart.
+ */
+static Bitmapset *
+sum_only_columns(Query *q, int rtindex)
+{
+	ColumnReads reads = {rtindex, NULL, NULL, false, q};
+	Bitmapset  *result = NULL;
+	Oid			relid = rt_fetch(rtindex, q->rtable)->relid;
+	int			attno = -1;
+
+	(void) column_reads_walker((Node *) q->targetList, &reads);
+	(void) column_reads_walker((Node *) q->jointree, &reads);
+	(void) column_reads_walker(q->havingQual, &reads);
+	if (reads.unknown)
+		return NULL;
+	reads.summed = bms_del_members(reads.summed, reads.other);
+	while ((attno = bms_next_member(reads.summed, attno)) >= 0)
+	{
+		Oid			type = get_atttype(relid, attno);
+
+		if (type == INT2OID || type == INT4OID || type == INT8OID || type == NUMERICOID)
+			result = bms_add_member(result, attno);
+	}
+	return result;
+}
+
+/*
+ * mt_analysis_is_side
+ *		Is relid one of the DELTAS join's other sources whose changed rows
+ *		adjust (MtAnalysis.sides)?
+ */
+bool
+mt_analysis_is_side(MtAnalysis *a, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->sides)
+		if (((MtDeltaSide *) lfirst(lc))->relid == relid)
+			return true;
+	return false;
+}
+
+/*
+ * Fill the DELTAS part of a if the query allows it: count, sum and avg
+ * (see continuous/aggregates.c) of inner joins of plain relations (the one
+ * whose changes adjust read once), grouped by result columns or by nothing
+ * at all.
+ */
+bool
+mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
+{
+	RangeTblEntry *rte;
+	List	   *rtindexes = NIL;
+	List	   *group_tles = NIL;
+	Query	   *rows;
+	ListCell   *lc;
+	int			rtindex;
+
+	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
+		q->distinctClause || q->groupingSets ||
+		!inner_joins_only(q, (Node *) q->jointree))
+		return false;
+	mt_relids_under(q, (Node *) q->jointree, &rtindexes);
+
+	/*
+	 * The group columns: result columns (a state row per group is matched
+	 * by them), plain columns or expressions whose equal values print
+	 * alike, as adjustments keep them.
+	 */
+	foreach(lc, q->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+
+		if (tle->resjunk ||
+			(mt_base_var(q, (Node *) tle->expr) == NULL &&
+			 !mt_group_prints_alike((Node *) tle->expr, true)))
+			return false;
+	}
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		ListCell   *lg;
+
+		foreach(lg, q->groupClause)
+			if (((SortGroupClause *) lfirst(lg))->tleSortGroupRef == tle->ressortgroupref &&
+				tle->ressortgroupref != 0 && !tle->resjunk &&
+				!list_member_ptr(group_tles, tle))
+			{
+				group_tles = lappend(group_tles, tle);
+				a->group_exprs = lappend(a->group_exprs, copyObject(tle->expr));
+				a->group_outputs = lappend(a->group_outputs, pstrdup(tle->resname));
+			}
+	}
+	if (list_length(group_tles) != list_length(q->groupClause))
+		return false;			/* a column grouped twice */
+	if (!mt_delta_outputs(q, group_tles, a))
+		return false;
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		Var		   *var = d->arg ? mt_base_var(q, (Node *) d->arg) : NULL;
+
+		if (var)
+		{
+			d->arg_relid = rt_fetch(var->varno, q->rtable)->relid;
+			d->arg_attnum = var->varattno;
+		}
+	}
+
+	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
+	rte = rt_fetch(rtindex, q->rtable);
+	/* its change would be on both sides of the join (the others' name keys) */
+	foreach(lc, rtindexes)
+		if (lfirst_int(lc) != rtindex && rt_fetch(lfirst_int(lc), q->rtable)->relid == rte->relid)
+			return false;
+	a->delta_source = rte->relid;
+	a->delta_join = list_length(rtindexes) > 1;
+	rows = rows_query(q, group_tles, a);
+	a->rows_sql = mt_query_text(rows);
+	if (a->delta_join)
+	{
+		a->changes_sql = changes_sql(rows, rtindex);
+		a->sum_only_columns = sum_only_columns(q, rtindex);
+		a->sides = delta_sides(q, rtindexes, rtindex);
+		a->rows_query = rows;
+		a->delta_rtindex = rtindex;
+		return true;
+	}
+
+	/* one source: evaluated on (and deparsed for) its changed rows alone */
+	a->delta_quals = copyObject(q->jointree->quals);
+	ChangeVarNodes((Node *) a->group_exprs, rtindex, 1, 0);
+	ChangeVarNodes(a->delta_quals, rtindex, 1, 0);
+	foreach(lc, a->aggs)
+		ChangeVarNodes((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, rtindex, 1, 0);
+	return true;
+}
