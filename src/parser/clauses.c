@@ -303,20 +303,6 @@ parse_column_place(MtParser *p, MtColumn *col)
 				 mt_errposition(p->source, location)));
 }
 
-typedef struct TypeLocation
-{
-	const char *source;
-	int			location;
-} TypeLocation;
-
-static void
-type_error_callback(void *arg)
-{
-	TypeLocation *where = (TypeLocation *) arg;
-
-	(void) mt_errposition(where->source, where->location);
-}
-
 /*
  * A column: "name", "name type [...]", "name AS expr" or
  * "name type METADATA [FROM 'key'] [VIRTUAL]".
@@ -344,17 +330,13 @@ parse_column(MtParser *p)
 	else if (!at_type_stop(p))
 	{
 		int			type_location = cur(p)->location;
-		ErrorContextCallback callback;
-		TypeLocation where = {p->source, type_location};
+		MtErrorAt	at;
 
 		col->type_text = parse_type_text(p);
 		/* errors about the translated type point at the type as written */
-		callback.callback = type_error_callback;
-		callback.arg = &where;
-		callback.previous = error_context_stack;
-		error_context_stack = &callback;
+		mt_error_at_push(&at, p->source, type_location, false);
 		col->type_name = typeStringToTypeName(col->type_text);
-		error_context_stack = callback.previous;
+		mt_error_at_pop(&at);
 		col->type_name->location = type_location;
 		if (accept_word(p, "not"))
 		{

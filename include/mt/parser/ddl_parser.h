@@ -290,6 +290,5 @@ typedef struct MtFragment
 extern List *mt_parse(const char *source);
 extern MtFragment *mt_parse_fragment(MtFragmentKind kind, const char *text, int start, int end);
 extern MtQuery *mt_parse_query_text(const char *source, int start, int end);
-extern Node *mt_parse_expression(const char *source, int start, int end);
 
 #endif							/* MT_DDL_PARSER_H */
