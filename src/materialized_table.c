@@ -24,6 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "mt/continuous/continuous.h"
 #include "mt/hooks/guards.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
@@ -108,6 +109,9 @@ static bool mt_preloaded = false;
 void
 _PG_init(void)
 {
+	/* the continuous layer hears of the refresh engine's writes, preloaded or not */
+	mt_continuous_init();
+
 	/*
 	 * Loaded later (by CREATE EXTENSION, or a restore's), the library
 	 * leaves materialized tables alone: readable, neither guarded nor

@@ -32,10 +32,9 @@
 #include "utils/timestamp.h"
 
 #include "mt/commands/commands.h"
-#include "mt/continuous/continuous.h"
-#include "mt/continuous/chain.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
+#include "mt/refresh/observer.h"
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/table_writer.h"
@@ -538,10 +537,11 @@ mt_favour_index_lookups(void)
  * result) and updating them in place?  A row updated in place is one new
  * version, often on its page and without new index entries (HOT), where
  * the writer deletes it and inserts it again.  Not when the writer is
- * needed: partitions to create, metadata columns, CONTINUOUS tables
- * downstream (fed the rows the writer replaces), filters of several
- * families or with NULLs (= matches no NULL), or a unique index on other
- * columns (rows updated one by one could collide on the way).
+ * needed: partitions to create, metadata columns, readers of the table's
+ * rows (CONTINUOUS tables downstream, fed the rows the writer replaces:
+ * see mt/refresh/observer.h), filters of several families or with NULLs
+ * (= matches no NULL), or a unique index on other columns (rows updated
+ * one by one could collide on the way).
  */
 static bool
 merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
@@ -552,7 +552,7 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 
 	if (!req->by_key || list_length(req->filter) != 1 ||
 		rel->rd_rel->relkind != RELKIND_RELATION || mt->metadata_columns != NIL ||
-		mt_chain_has_downstream(req->relid))
+		mt_observe_has_readers(req->relid))
 		return false;
 	family = linitial(req->filter);
 	if (!family->rowwise && list_length(family->columns) != 1)
@@ -840,7 +840,7 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 		req.filter = mt_filter_from_spec(spec);
 		counts = mt_refresh_rows(&req);
 		rows = counts.inserted + counts.deleted;
-		mt_continuous_table_rewritten(relid);
+		mt_observe_rewritten(relid);
 		mt_catalog_set_last_refresh(relid, started);
 		mt_history_succeeded(run, rows, "FULL");
 		mt_subxact_commit(&sub);
