@@ -136,8 +136,9 @@ mt_partition_spec_text(List *spec)
 	return buf.data;
 }
 
-static Form_pg_attribute
-find_attribute(TupleDesc desc, const char *name)
+/* The column of desc named name (not a dropped one); an error if none. */
+Form_pg_attribute
+mt_find_attribute(TupleDesc desc, const char *name)
 {
 	int			i;
 
@@ -166,7 +167,7 @@ family_rows(MtFilterFamily *family, TupleDesc desc, Oid *ptypes, int first_param
 	initStringInfo(&buf);
 	foreach(lc, family->columns)
 	{
-		Form_pg_attribute att = find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
+		Form_pg_attribute att = mt_find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
 		int			i = foreach_current_index(lc);
 
 		appendStringInfo(&buf, "%spg_catalog.unnest($%d", i > 0 ? ", " : "", first_param + i + 1);
@@ -214,7 +215,7 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 			foreach(lc, family->columns)
 			{
 				MtFilterColumn *col = lfirst(lc);
-				Form_pg_attribute att = find_attribute(desc, col->name);
+				Form_pg_attribute att = mt_find_attribute(desc, col->name);
 				int			i = foreach_current_index(lc);
 				char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 										   quote_identifier(col->name));
@@ -240,7 +241,7 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
-			Form_pg_attribute att = find_attribute(desc, col->name);
+			Form_pg_attribute att = mt_find_attribute(desc, col->name);
 			char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 									   quote_identifier(col->name));
 			int			n = first_param + param + 1;
@@ -329,7 +330,7 @@ mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
-			Form_pg_attribute att = find_attribute(desc, col->name);
+			Form_pg_attribute att = mt_find_attribute(desc, col->name);
 			Oid			elemtype = att->atttypid;
 			Oid			arraytype = get_array_type(elemtype);
 			List	   *distinct = family->rowwise ? col->values : mt_filter_values_once(col);
@@ -560,10 +561,10 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 	foreach(lc, family->columns)
 	{
 		MtFilterColumn *col = lfirst(lc);
-		Form_pg_attribute att = find_attribute(RelationGetDescr(rel), col->name);
+		Form_pg_attribute att = mt_find_attribute(RelationGetDescr(rel), col->name);
 
 		if (col->has_null || att->attgenerated ||
-			att->atttypid != find_attribute(RelationGetDescr(view), col->name)->atttypid)
+			att->atttypid != mt_find_attribute(RelationGetDescr(view), col->name)->atttypid)
 			return false;
 		keys = lappend_int(keys, att->attnum);
 	}
@@ -635,7 +636,7 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 	{
 		MtFilterColumn *col = lfirst(lc);
 		const char *name = quote_identifier(col->name);
-		const char *eq = mt_equality_sql(find_attribute(desc, col->name)->atttypid);
+		const char *eq = mt_equality_sql(mt_find_attribute(desc, col->name)->atttypid);
 		const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
 		const char *and = foreach_current_index(lc) > 0 ? " AND " : "";
 		int			k = foreach_current_index(lc) + 1;
@@ -663,7 +664,7 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 			key = key || strcmp(((MtFilterColumn *) lfirst(lc))->name, name) == 0;
 		if (key)
 			continue;
-		vatt = find_attribute(vdesc, name);
+		vatt = mt_find_attribute(vdesc, name);
 		if (vatt->atttypid == att->atttypid && vatt->atttypmod == att->atttypmod)
 			appendStringInfo(&select, ", v.%s", qname);
 		else
