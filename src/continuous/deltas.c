@@ -1,27 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * src/continuous/deltas.c
- *	  The DELTAS strategy: hidden state, adjustments, and applying them.
+ *	  The DELTAS strategy: a set of per-group adjustments, from changed rows.
  *
  * See mt/continuous/deltas.h.  Adjustments are computed in C from changed
  * rows: the query's WHERE clause and aggregate arguments are evaluated on
  * each row with the executor's expression machinery; sums are kept as
- * numeric, so they are exact.
+ * numeric, so they are exact.  Rows joined with other sources go through
+ * SQL, the terms of the delta rule, over the state's aggregates (also
+ * those rebuilding the state, continuous/deltas_state.c).  A set is kept
+ * for later in change_deltas, added to the hidden state
+ * (continuous/deltas_state.c) or handed to the refresh engine to be added
+ * to the table's own rows (refresh/in_place.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/heapam.h"
-#include "access/stratnum.h"
+#include "access/htup_details.h"
 #include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/dependency.h"
-#include "catalog/objectaddress.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -30,89 +27,27 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
-#include "parser/parse_coerce.h"
-#include "parser/parse_oper.h"
-#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 
-#include "mt/catalog/catalog.h"
+#include "mt/catalog/marker.h"
 #include "mt/commands/commands.h"
 #include "mt/continuous/aggregates.h"
 #include "mt/continuous/deltas.h"
-#include "mt/catalog/marker.h"
-#include "mt/materialized_table.h"
+#include "mt/continuous/deltas_int.h"
 #include "mt/refresh/in_place.h"
-
-/* a state of more groups is rebuilt without holding them in memory */
-#define MAX_PARALLEL_GROUPS		1000000
-
-/* one group's adjustments */
-typedef struct DeltaGroup
-{
-	struct DeltaGroup *next;	/* same hash */
-	char	  **values;			/* group columns as text, NULL for NULL: as
-								 * first seen, the value a new group shows */
-	char	  **keys;			/* the same, numerics normalized: to match */
-	int64		rows;
-	Datum	   *sums;			/* numeric */
-	int64	   *nn;
-	int64	   *sc;				/* values per display scale (see
-								 * continuous/aggregates.c), all aggregates' */
-} DeltaGroup;
 
 typedef struct DeltaBucket
 {
 	uint32		hash;
 	DeltaGroup *groups;
 } DeltaBucket;
-
-struct MtDeltaSet
-{
-	Oid			relid;
-	Oid			owner;			/* the table's: its query's code runs as it */
-	MtAnalysis *a;
-	int			ngroup;
-	int			nagg;
-	int			nsc;			/* scale counts, of all aggregates */
-	int		   *sc_first;		/* per aggregate, its first one */
-	bool	   *group_numeric;	/* group columns whose text is normalized */
-	bool		inexact;		/* a NaN or an infinity was summed, or a
-								 * value of an unforeseen scale */
-	MemoryContext context;
-	MemoryContext scratch;		/* for one addition */
-	/* evaluation over source rows */
-	EState	   *estate;
-	ExprContext *econtext;
-	TupleTableSlot *slot;
-	ExprState  *qual;
-	ExprState **args;
-	Oid		   *argtypes;
-	ExprState **group_states;
-	FmgrInfo   *group_out;
-	/* the adjustments */
-	HTAB	   *buckets;
-	List	   *groups;			/* DeltaGroup, in arrival order */
-	int64		nrows;
-	bool		exact;			/* terms read with the active snapshot */
-};
-
-static char *
-internal_name(const char *prefix, Oid relid)
-{
-	return quote_qualified_identifier(MT_INTERNAL_SCHEMA,
-									  mt_hidden_name(psprintf("%s_", prefix), mt_catalog_id(relid)));
-}
 
 /*
  * The query's expressions (its WHERE clause, the aggregates' arguments,
@@ -136,121 +71,18 @@ as_owner_end(Oid save_userid, int save_sec)
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
-Oid
-mt_deltas_derived_view(Oid relid)
-{
-	return mt_hidden_relid("derived_", relid);
-}
-
-/*
- * mt_deltas_create_objects
- *		The state table and derived view of a new DELTAS table (empty state:
- *		the worker fills it when it takes the table up).
+/* ---------------------------------------------------------------------
+ * The state's SQL: for the terms of the delta rule (below), and for
+ * rebuilding the state (continuous/deltas_state.c)
+ * ---------------------------------------------------------------------
  */
-void
-mt_deltas_create_objects(Oid relid, MtAnalysis *a)
-{
-	MtTable    *mt = mt_catalog_lookup(relid, false);
-	Relation	view = table_open(mt->query_view, AccessShareLock);
-	TupleDesc	vdesc = RelationGetDescr(view);
-	char	   *state = internal_name("state", relid);
-	char	   *derived = internal_name("derived", relid);
-	StringInfoData cols;
-	StringInfoData keys;
-	ListCell   *lc;
-	MtSavedUser saved;
-	ObjectAddress table;
-	ObjectAddress part;
-
-	initStringInfo(&cols);
-	initStringInfo(&keys);
-	foreach(lc, a->group_outputs)
-	{
-		Form_pg_attribute att = mt_find_attribute(vdesc, lfirst(lc));
-		const char *name = quote_identifier(lfirst(lc));
-
-		appendStringInfo(&cols, "%s %s, ", name,
-						 mt_type_sql(att->atttypid, att->atttypmod));
-		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", name);
-	}
-	/* a global aggregate's one row */
-	if (keys.len == 0)
-		appendStringInfoString(&keys, "(true)");
-	appendStringInfoString(&cols, "__mt_rows bigint NOT NULL");
-	foreach(lc, a->aggs)
-	{
-		MtDeltaAgg *d = lfirst(lc);
-		int			i = foreach_current_index(lc);
-
-		appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", mt_sum_column(i),
-						 format_type_be_qualified(d->sum_type), mt_nn_column(i));
-	}
-	foreach(lc, a->aggs)
-		for (int j = 0; j < mt_delta_nscales(lfirst(lc)); j++)
-			appendStringInfo(&cols, ", %s bigint NOT NULL",
-							 mt_scale_column(foreach_current_index(lc), j));
-	table_close(view, AccessShareLock);
-
-	/* created with the extension owner's rights in its schema, then given away */
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	/* room on each page for a group's new version: counters change in place (HOT) */
-	mt_spi_exec(psprintf("CREATE TABLE %s (%s) WITH (fillfactor = 70)", state, cols.data),
-				SPI_OK_UTILITY);
-	mt_spi_exec(psprintf("CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT", state, keys.data),
-				SPI_OK_UTILITY);
-	CommandCounterIncrement();
-	mt_spi_exec(psprintf("CREATE VIEW %s AS %s", derived, mt_delta_derived_sql(a, state)),
-				SPI_OK_UTILITY);
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-	CommandCounterIncrement();
-
-	ObjectAddressSet(table, RelationRelationId, relid);
-	ObjectAddressSet(part, RelationRelationId,
-					 mt_hidden_relid("state_", relid));
-	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
-	mt_grant_hidden_object(relid, part.objectId, true);
-	ObjectAddressSet(part, RelationRelationId, mt_deltas_derived_view(relid));
-	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
-	mt_grant_hidden_object(relid, part.objectId, false);
-	CommandCounterIncrement();
-}
-
-/* Drop them (the table stays, but is no longer maintained by deltas). */
-void
-mt_deltas_drop_objects(Oid relid)
-{
-	Oid			derived = mt_hidden_relid("derived_", relid);
-	Oid			state = mt_hidden_relid("state_", relid);
-	ObjectAddress address;
-
-	/* they are parts of the table: detach them before they can go alone */
-	if (OidIsValid(derived))
-	{
-		deleteDependencyRecordsForClass(RelationRelationId, derived, RelationRelationId,
-										DEPENDENCY_INTERNAL);
-		CommandCounterIncrement();
-		ObjectAddressSet(address, RelationRelationId, derived);
-		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
-	}
-	if (OidIsValid(state))
-	{
-		deleteDependencyRecordsForClass(RelationRelationId, state, RelationRelationId,
-										DEPENDENCY_INTERNAL);
-		CommandCounterIncrement();
-		ObjectAddressSet(address, RelationRelationId, state);
-		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
-	}
-	CommandCounterIncrement();
-}
 
 /*
  * The state table's columns, for reading filters on group columns: the
  * table's own, when it is its own state.
  */
-static TupleDesc
-state_desc(Oid relid)
+TupleDesc
+mt_deltas_state_desc(Oid relid)
 {
 	Oid			stateid = mt_hidden_relid("state_", relid);
 	Relation	state = table_open(OidIsValid(stateid) ? stateid : relid, AccessShareLock);
@@ -269,8 +101,8 @@ state_desc(Oid relid)
  * each an update that changed only columns read as sums, set to new minus
  * old: those sums, and no rows or counts.
  */
-static char *
-state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
+char *
+mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
 {
 	StringInfoData buf;
 	ListCell   *lc;
@@ -314,8 +146,9 @@ state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
 	return buf.data;
 }
 
-static char *
-group_by_positions(int ngroup)
+/* " GROUP BY 1, 2, ..." over the ngroup group columns, nothing for none */
+char *
+mt_deltas_group_by_positions(int ngroup)
 {
 	StringInfoData buf;
 
@@ -323,124 +156,6 @@ group_by_positions(int ngroup)
 	for (int i = 1; i <= ngroup; i++)
 		appendStringInfo(&buf, "%s%d", i > 1 ? ", " : " GROUP BY ", i);
 	return buf.data;
-}
-
-/*
- * Insert the rows of the last SPI result into the state table, one array
- * parameter per column.
- */
-static void
-insert_result(const char *state, Oid relid)
-{
-	SPITupleTable *result = SPI_tuptable;
-	uint64		n = SPI_processed;
-	TupleDesc	desc = result->tupdesc;
-	Oid		   *types = palloc(sizeof(Oid) * (desc->natts + 1));
-	Datum	   *arrays = palloc(sizeof(Datum) * (desc->natts + 1));
-	StringInfoData unnest;
-	int			c;
-
-	if (n == 0)
-		return;
-	initStringInfo(&unnest);
-	for (c = 0; c < desc->natts; c++)
-	{
-		Oid			type = TupleDescAttr(desc, c)->atttypid;
-		Datum	   *elems = palloc(sizeof(Datum) * n);
-		bool	   *nulls = palloc(sizeof(bool) * n);
-		int			dims[1] = {(int) n};
-		int			lbs[1] = {1};
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		uint64		r;
-
-		for (r = 0; r < n; r++)
-			elems[r] = SPI_getbinval(result->vals[r], desc, c + 1, &nulls[r]);
-		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
-		types[c] = get_array_type(type);
-		arrays[c] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, typlen,
-													   typbyval, typalign));
-		appendStringInfo(&unnest, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
-	}
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM ROWS FROM (%s)",
-									   state, unnest.data),
-							  desc->natts, types, arrays, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
-}
-
-/*
- * mt_deltas_rebuild_state
- *		Recompute the state from the sources, as of snapshot: all of it, or
- *		the groups the filter names (on group columns).  The groups are
- *		computed by a query that may run in parallel, as REFRESH
- *		MATERIALIZED VIEW's does (an INSERT ... SELECT may not), then
- *		inserted; a table of more than MAX_PARALLEL_GROUPS rows is rebuilt
- *		by INSERT ... SELECT instead, not to hold its groups in memory (as
- *		is one with a group column of a type without an array type).
- */
-void
-mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filter)
-{
-	char	   *state = internal_name("state", relid);
-	TupleDesc	desc = state_desc(relid);
-	Oid		   *argtypes;
-	Datum	   *values;
-	ParamListInfo params;
-	int			nparams;
-	char	   *where_state = "";
-	char	   *where_rows = "";
-	char	   *select;
-	SPIPlanPtr	plan;
-	SPIExecuteOptions options;
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	bool		parallel = true;
-	Oid			save_userid;
-	int			save_sec;
-	int			save_nestlevel;
-
-	if (HeapTupleIsValid(tup))
-	{
-		parallel = ((Form_pg_class) GETSTRUCT(tup))->reltuples < MAX_PARALLEL_GROUPS;
-		ReleaseSysCache(tup);
-	}
-	/* reading the filter's values runs their types' input (a domain's checks) */
-	mt_run_as_owner_begin(a->owner, &save_userid, &save_sec, &save_nestlevel);
-	nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
-	/* the groups are inserted from arrays of each column's type */
-	for (int c = 0; c < desc->natts; c++)
-		if (!OidIsValid(get_array_type(TupleDescAttr(desc, c)->atttypid)))
-			parallel = false;
-	if (filter != NIL)
-	{
-		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
-		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
-	}
-	select = psprintf("SELECT %s FROM (%s) r%s%s", state_aggregates(a, false, false), a->rows_sql,
-					  where_rows, group_by_positions(list_length(a->group_outputs)));
-
-	SPI_connect();
-	mt_internal_depth++;
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
-							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
-	plan = parallel ? SPI_prepare_cursor(select, nparams, argtypes, CURSOR_OPT_PARALLEL_OK) :
-		SPI_prepare(psprintf("INSERT INTO %s %s", state, select), nparams, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the state of \"%s\": %s", get_rel_name(relid),
-			 SPI_result_code_string(SPI_result));
-	memset(&options, 0, sizeof(options));
-	options.params = params;
-	options.read_only = true;	/* with the snapshot, as is */
-	PushActiveSnapshot(snapshot);
-	if (SPI_execute_plan_extended(plan, &options) != (parallel ? SPI_OK_SELECT : SPI_OK_INSERT))
-		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
-	PopActiveSnapshot();
-	if (parallel)
-		insert_result(state, relid);
-	mt_internal_depth--;
-	SPI_finish();
-	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 }
 
 /* ---------------------------------------------------------------------
@@ -766,16 +481,16 @@ rows_array(Oid relid, List *tuples, Oid *arraytype)
  *		replaced by sets of their changed rows ($1, $2: tuples[i] of
  *		relids[i], in their column layouts), counted factor times (1 or -1);
  *		with adjustments, the first set are adjustment rows (sign 0, see
- *		state_aggregates).  Groups the filter exclude names get nothing from
- *		it.  With set->exact, the other sources are read with the active
- *		snapshot (continuous/snapshot.c), else as they are now.
+ *		mt_deltas_state_aggregates).  Groups the filter exclude names get
+ *		nothing from it.  With set->exact, the other sources are read with
+ *		the active snapshot (continuous/snapshot.c), else as they are now.
  */
 void
 mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids,
 				   List **tuples, int factor, bool adjustments, List *exclude)
 {
 	MtAnalysis *a = set->a;
-	TupleDesc	desc = state_desc(set->relid);
+	TupleDesc	desc = mt_deltas_state_desc(set->relid);
 	Oid		   *ftypes;
 	Datum	   *fvalues;
 	ParamListInfo fparams;
@@ -801,10 +516,10 @@ mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids
 	memcpy(values + nsets, fvalues, sizeof(Datum) * nfilter);
 
 	sql = psprintf("SELECT %s FROM (%s) r%s%s",
-				   state_aggregates(a, true, adjustments), term_sql,
+				   mt_deltas_state_aggregates(a, true, adjustments), term_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
 									  mt_filter_condition(exclude, "r", desc, ftypes, nsets)) : "",
-				   group_by_positions(set->ngroup));
+				   mt_deltas_group_by_positions(set->ngroup));
 
 	/* a few thousand changed rows, joined with tables mostly in memory */
 	mt_favour_index_lookups();
@@ -861,7 +576,7 @@ mt_deltas_set_exact(MtDeltaSet *set, bool exact)
  * mt_deltas_add_joined
  *		Rows of the delta source (in its column layout) that were added
  *		(sign 1) or removed (sign -1), or that adjust sums (sign 0, see
- *		state_aggregates), joined with the other sources.
+ *		mt_deltas_state_aggregates), joined with the other sources.
  */
 void
 mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
@@ -936,8 +651,8 @@ mt_deltas_ngroups(MtDeltaSet *set)
 	return list_length(set->groups);
 }
 
-static char *
-numeric_text(Datum n)
+char *
+mt_deltas_numeric_text(Datum n)
 {
 	return DatumGetCString(DirectFunctionCall1(numeric_out, n));
 }
@@ -977,7 +692,7 @@ mt_deltas_log(MtDeltaSet *set)
 		deltas[0] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->rows));
 		for (i = 0; i < set->nagg; i++)
 		{
-			deltas[1 + 2 * i] = CStringGetTextDatum(numeric_text(g->sums[i]));
+			deltas[1 + 2 * i] = CStringGetTextDatum(mt_deltas_numeric_text(g->sums[i]));
 			deltas[2 + 2 * i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[i]));
 		}
 		for (i = 0; i < set->nsc; i++)
@@ -992,52 +707,6 @@ mt_deltas_log(MtDeltaSet *set)
 			elog(ERROR, "could not keep the adjustments of \"%s\"", get_rel_name(set->relid));
 	}
 	SPI_finish();
-}
-
-/* A text[] of one column of the groups. */
-static Datum
-column_array(List *groups, int ngroup, int col, bool keys, int agg, bool sums)
-{
-	int			n = list_length(groups);
-	Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
-	bool	   *nulls = palloc0(sizeof(bool) * (n + 1));
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, groups)
-	{
-		DeltaGroup *g = lfirst(lc);
-
-		if (keys)
-		{
-			nulls[i] = (g->values[col] == NULL);
-			elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(g->values[col]);
-		}
-		else if (agg < 0)
-			elems[i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->rows));
-		else if (sums)
-			elems[i] = CStringGetTextDatum(numeric_text(g->sums[agg]));
-		else
-			elems[i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[agg]));
-		i++;
-	}
-	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID, -1, false,
-											  TYPALIGN_INT));
-}
-
-/* An int8[] of one scale count of the groups. */
-static Datum
-scale_count_array(List *groups, int sc)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * (list_length(groups) + 1));
-	ListCell   *lc;
-
-	foreach(lc, groups)
-		elems[foreach_current_index(lc)] = Int64GetDatum(((DeltaGroup *) lfirst(lc))->sc[sc]);
-	return PointerGetDatum(construct_array(elems, list_length(groups), INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* A filter family of one column per group column, values appended below. */
@@ -1065,8 +734,8 @@ group_family(MtDeltaSet *set, bool rowwise)
  * changed rows would name every region of every day they touch.  A group
  * with a NULL column is a family of its own (row matching has no NULLs).
  */
-static List *
-touched_groups(MtDeltaSet *set)
+List *
+mt_deltas_touched_groups(MtDeltaSet *set)
 {
 	MtFilterFamily *rows = group_family(set, set->ngroup > 1);
 	List	   *filter = list_make1(rows);
@@ -1101,179 +770,10 @@ touched_groups(MtDeltaSet *set)
 	return filter;
 }
 
-/*
- * mt_deltas_apply
- *		Add the adjustments to the state; return the filter of the groups
- *		they touched, for refreshing the table from the derived view, or
- *		set *whole when the table's one row is to be (a global aggregate).
- *		A sum that is NaN or infinite now makes the set inexact.
- */
-List *
-mt_deltas_apply(MtDeltaSet *set, bool *whole)
-{
-	MtAnalysis *a = set->a;
-	MtTable    *mt = mt_catalog_lookup(set->relid, false);
-	Relation	view;
-	TupleDesc	vdesc;
-	char	   *state = internal_name("state", set->relid);
-	StringInfoData cols;
-	StringInfoData unnest;
-	StringInfoData names;
-	StringInfoData casts;
-	StringInfoData sets;
-	StringInfoData conflict;
-	int			nparams = set->ngroup + 1 + 2 * set->nagg + set->nsc;
-	StringInfoData broken;
-	Oid		   *types = palloc(sizeof(Oid) * nparams);
-	Datum	   *values = palloc(sizeof(Datum) * nparams);
-	ListCell   *lc;
-	int			p = 0;
-	int			i;
-	Oid			save_userid;
-	int			save_sec;
-	int			save_nestlevel;
-
-	*whole = false;
-	if (set->groups == NIL)
-		return NIL;
-	view = table_open(mt->query_view, AccessShareLock);
-	vdesc = CreateTupleDescCopy(RelationGetDescr(view));
-	table_close(view, AccessShareLock);
-
-	initStringInfo(&cols);
-	initStringInfo(&unnest);
-	initStringInfo(&names);
-	initStringInfo(&casts);
-	initStringInfo(&sets);
-	initStringInfo(&conflict);
-	initStringInfo(&broken);
-	i = 0;
-	foreach(lc, a->group_outputs)
-	{
-		Form_pg_attribute att = mt_find_attribute(vdesc, lfirst(lc));
-		char	   *type = mt_type_sql(att->atttypid, att->atttypmod);
-
-		appendStringInfo(&cols, "%s, ", quote_identifier(lfirst(lc)));
-		appendStringInfo(&conflict, "%s%s", conflict.len ? ", " : "", quote_identifier(lfirst(lc)));
-		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
-		appendStringInfo(&names, "g%d, ", i);
-		appendStringInfo(&casts, "u.g%d::%s, ", i, type);
-		types[p] = TEXTARRAYOID;
-		values[p++] = column_array(set->groups, set->ngroup, i, true, 0, false);
-		i++;
-	}
-	appendStringInfoString(&cols, "__mt_rows");
-	appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[])", p + 1);
-	appendStringInfoString(&names, "r");
-	appendStringInfoString(&casts, "u.r::pg_catalog.int8");
-	appendStringInfoString(&sets, "__mt_rows = s.__mt_rows + EXCLUDED.__mt_rows");
-	types[p] = TEXTARRAYOID;
-	values[p++] = column_array(set->groups, set->ngroup, 0, false, -1, false);
-	i = 0;
-	foreach(lc, a->aggs)
-	{
-		MtDeltaAgg *d = lfirst(lc);
-
-		appendStringInfo(&cols, ", %s, %s", mt_sum_column(i), mt_nn_column(i));
-		appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.text[]), pg_catalog.unnest($%d::pg_catalog.text[])",
-						 p + 1, p + 2);
-		appendStringInfo(&names, ", s%d, n%d", i, i);
-		appendStringInfo(&casts, ", u.s%d::%s, u.n%d::pg_catalog.int8", i,
-						 format_type_be_qualified(d->sum_type), i);
-		appendStringInfo(&sets, ", %s = s.%s + EXCLUDED.%s, %s = s.%s + EXCLUDED.%s",
-						 mt_sum_column(i), mt_sum_column(i), mt_sum_column(i),
-						 mt_nn_column(i), mt_nn_column(i), mt_nn_column(i));
-		types[p] = TEXTARRAYOID;
-		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, true);
-		types[p] = TEXTARRAYOID;
-		values[p++] = column_array(set->groups, set->ngroup, 0, false, i, false);
-		if (d->sum_type == NUMERICOID)
-			appendStringInfo(&broken, " OR s.%s IN ('NaN'::pg_catalog.numeric, "
-							 "'Infinity'::pg_catalog.numeric, '-Infinity'::pg_catalog.numeric)",
-							 mt_sum_column(i));
-		i++;
-	}
-	foreach(lc, a->aggs)
-	{
-		for (int j = 0; j < mt_delta_nscales(lfirst(lc)); j++)
-		{
-			char	   *col = mt_scale_column(foreach_current_index(lc), j);
-
-			appendStringInfo(&cols, ", %s", col);
-			appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.int8[])", p + 1);
-			appendStringInfo(&names, ", c%d", p);
-			appendStringInfo(&casts, ", u.c%d", p);
-			appendStringInfo(&sets, ", %s = s.%s + EXCLUDED.%s", col, col, col);
-			types[p] = INT8ARRAYOID;
-			values[p++] = scale_count_array(set->groups, set->sc_first[foreach_current_index(lc)] + j);
-		}
-	}
-	/* a global aggregate's one row */
-	if (conflict.len == 0)
-		appendStringInfoString(&conflict, "(true)");
-
-	/* the casts to the group columns' types are the owner's (a domain's checks) */
-	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
-	SPI_connect();
-	mt_internal_depth++;
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
-									   "ON CONFLICT (%s) DO UPDATE SET %s "
-									   "RETURNING CASE WHEN s.__mt_rows = 0 AND %s THEN s.ctid END, "
-									   "false%s",
-									   state, cols.data, casts.data, unnest.data, names.data,
-									   conflict.data, sets.data,
-									   set->ngroup > 0 ? "true" : "false", broken.data),
-							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
-	/* groups that lost their last row (or came and went within the batch) */
-	{
-		Datum	   *empty = palloc(sizeof(Datum) * (SPI_processed + 1));
-		int			nempty = 0;
-		uint64		r;
-		Oid			tidarray = TIDARRAYOID;
-		Datum		arg;
-
-		for (r = 0; r < SPI_processed; r++)
-		{
-			bool		isnull;
-			Datum		tid = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
-											&isnull);
-
-			if (!isnull)
-				empty[nempty++] = tid;
-			if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2,
-										   &isnull)))
-				set->inexact = true;
-		}
-		arg = PointerGetDatum(construct_array(empty, nempty, TIDOID, sizeof(ItemPointerData),
-											  false, TYPALIGN_SHORT));
-		if (nempty > 0 &&
-			SPI_execute_with_args(psprintf("DELETE FROM %s WHERE ctid = ANY ($1)", state),
-								  1, &tidarray, &arg, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
-	}
-	mt_internal_depth--;
-	SPI_finish();
-	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
-
-	if (set->ngroup == 0)
-	{
-		*whole = true;
-		return NIL;
-	}
-	return touched_groups(set);
-}
-
 /* ---------------------------------------------------------------------
  * The table's own rows as the state (MtAnalysis.in_place)
  * ---------------------------------------------------------------------
  */
-
-bool
-mt_deltas_has_state(Oid relid)
-{
-	return OidIsValid(mt_hidden_relid("state_", relid));
-}
 
 /*
  * mt_deltas_saw_null_sum
@@ -1372,6 +872,6 @@ mt_deltas_apply_in_place(MtDeltaSet *set)
 		live->nn = g->nn;
 		req.groups = lappend(req.groups, live);
 	}
-	req.touched = touched_groups(set);
+	req.touched = mt_deltas_touched_groups(set);
 	return mt_in_place_apply(&req);
 }
