@@ -15,6 +15,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
+#include "mt/continuous/continuous.h"
 #include "mt/hooks/guards.h"
 #include "mt/hooks/utility_hook.h"
 #include "mt/bgw/launcher.h"
@@ -47,6 +48,9 @@ mt_xact_callback(XactEvent event, void *arg)
 void
 _PG_init(void)
 {
+	/* the continuous layer hears of the refresh engine's writes, preloaded or not */
+	mt_continuous_init();
+
 	/*
 	 * Loaded later (by CREATE EXTENSION, or a restore's), the library
 	 * leaves materialized tables alone: readable, neither guarded nor

@@ -6,12 +6,13 @@
  * Logical decoding cannot carry a materialized table's changes to the
  * CONTINUOUS tables downstream of it: the continuous worker's own writes
  * are filtered out by their origin, and refreshes insert without logical
- * information.  So the refresh engine hands them over itself: the writer
- * tells this module each row it inserts or deletes, and at the end of the
- * refresh the key values or adjustments for every downstream CONTINUOUS
- * table are added to change_keys / change_deltas, in the refresh's
- * transaction, as decoding would have done; the worker applies them when
- * the downstream table is due.
+ * information.  So the refresh engine hands them over itself: its writers
+ * tell this module each row they insert or delete (this module is their
+ * observer, see mt/refresh/observer.h), and at the end of the refresh the
+ * key values or adjustments for every downstream CONTINUOUS table are
+ * added to change_keys / change_deltas, in the refresh's transaction, as
+ * decoding would have done; the worker applies them when the downstream
+ * table is due.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,7 +68,8 @@ typedef struct KeyRow
 	Datum		keys;			/* text[] */
 } KeyRow;
 
-struct MtChainFeed
+/* MtChainFeed, the refresh engine's MtRowFeed */
+struct MtRowFeed
 {
 	Oid			relid;
 	TupleDesc	desc;

@@ -45,6 +45,7 @@
 #include "mt/continuous/decoder.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
+#include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
 
 /* Logical decoding with our plugin must be possible here. */
@@ -372,6 +373,30 @@ mt_continuous_table_rewritten(Oid relid)
 {
 	if (!mt_deltas_has_state(relid))
 		mark_needs_full(list_make1_oid(relid), true);
+}
+
+/*
+ * What the refresh engine tells of the rows it writes: CONTINUOUS tables
+ * downstream are fed them (continuous/chain.c), and a DELTAS table
+ * rewritten from its query is recomputed.
+ */
+static const MtRowObserver continuous_observer = {
+	.has_readers = mt_chain_has_downstream,
+	.begin = mt_chain_begin,
+	.row = mt_chain_row,
+	.everything = mt_chain_everything,
+	.finish = mt_chain_finish,
+	.rewritten = mt_continuous_table_rewritten,
+};
+
+/*
+ * mt_continuous_init
+ *		At load time (_PG_init): listen to the refresh engine's writes.
+ */
+void
+mt_continuous_init(void)
+{
+	mt_row_observer = &continuous_observer;
 }
 
 /*

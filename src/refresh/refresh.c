@@ -32,10 +32,9 @@
 #include "utils/timestamp.h"
 
 #include "mt/commands/commands.h"
-#include "mt/continuous/continuous.h"
-#include "mt/continuous/chain.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
+#include "mt/refresh/observer.h"
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/table_writer.h"
@@ -137,8 +136,9 @@ mt_partition_spec_text(List *spec)
 	return buf.data;
 }
 
-static Form_pg_attribute
-find_attribute(TupleDesc desc, const char *name)
+/* The column of desc named name (not a dropped one); an error if none. */
+Form_pg_attribute
+mt_find_attribute(TupleDesc desc, const char *name)
 {
 	int			i;
 
@@ -167,7 +167,7 @@ family_rows(MtFilterFamily *family, TupleDesc desc, Oid *ptypes, int first_param
 	initStringInfo(&buf);
 	foreach(lc, family->columns)
 	{
-		Form_pg_attribute att = find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
+		Form_pg_attribute att = mt_find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
 		int			i = foreach_current_index(lc);
 
 		appendStringInfo(&buf, "%spg_catalog.unnest($%d", i > 0 ? ", " : "", first_param + i + 1);
@@ -215,7 +215,7 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 			foreach(lc, family->columns)
 			{
 				MtFilterColumn *col = lfirst(lc);
-				Form_pg_attribute att = find_attribute(desc, col->name);
+				Form_pg_attribute att = mt_find_attribute(desc, col->name);
 				int			i = foreach_current_index(lc);
 				char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 										   quote_identifier(col->name));
@@ -241,7 +241,7 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
-			Form_pg_attribute att = find_attribute(desc, col->name);
+			Form_pg_attribute att = mt_find_attribute(desc, col->name);
 			char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 									   quote_identifier(col->name));
 			int			n = first_param + param + 1;
@@ -330,7 +330,7 @@ mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
-			Form_pg_attribute att = find_attribute(desc, col->name);
+			Form_pg_attribute att = mt_find_attribute(desc, col->name);
 			Oid			elemtype = att->atttypid;
 			Oid			arraytype = get_array_type(elemtype);
 			List	   *distinct = family->rowwise ? col->values : mt_filter_values_once(col);
@@ -538,10 +538,11 @@ mt_favour_index_lookups(void)
  * result) and updating them in place?  A row updated in place is one new
  * version, often on its page and without new index entries (HOT), where
  * the writer deletes it and inserts it again.  Not when the writer is
- * needed: partitions to create, metadata columns, CONTINUOUS tables
- * downstream (fed the rows the writer replaces), filters of several
- * families or with NULLs (= matches no NULL), or a unique index on other
- * columns (rows updated one by one could collide on the way).
+ * needed: partitions to create, metadata columns, readers of the table's
+ * rows (CONTINUOUS tables downstream, fed the rows the writer replaces:
+ * see mt/refresh/observer.h), filters of several families or with NULLs
+ * (= matches no NULL), or a unique index on other columns (rows updated
+ * one by one could collide on the way).
  */
 static bool
 merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
@@ -552,7 +553,7 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 
 	if (!req->by_key || list_length(req->filter) != 1 ||
 		rel->rd_rel->relkind != RELKIND_RELATION || mt->metadata_columns != NIL ||
-		mt_chain_has_downstream(req->relid))
+		mt_observe_has_readers(req->relid))
 		return false;
 	family = linitial(req->filter);
 	if (!family->rowwise && list_length(family->columns) != 1)
@@ -560,10 +561,10 @@ merge_by_key(MtRefreshRequest *req, Relation rel, MtTable *mt, Relation view)
 	foreach(lc, family->columns)
 	{
 		MtFilterColumn *col = lfirst(lc);
-		Form_pg_attribute att = find_attribute(RelationGetDescr(rel), col->name);
+		Form_pg_attribute att = mt_find_attribute(RelationGetDescr(rel), col->name);
 
 		if (col->has_null || att->attgenerated ||
-			att->atttypid != find_attribute(RelationGetDescr(view), col->name)->atttypid)
+			att->atttypid != mt_find_attribute(RelationGetDescr(view), col->name)->atttypid)
 			return false;
 		keys = lappend_int(keys, att->attnum);
 	}
@@ -635,7 +636,7 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 	{
 		MtFilterColumn *col = lfirst(lc);
 		const char *name = quote_identifier(col->name);
-		const char *eq = mt_equality_sql(find_attribute(desc, col->name)->atttypid);
+		const char *eq = mt_equality_sql(mt_find_attribute(desc, col->name)->atttypid);
 		const char *sep = foreach_current_index(lc) > 0 ? ", " : "";
 		const char *and = foreach_current_index(lc) > 0 ? " AND " : "";
 		int			k = foreach_current_index(lc) + 1;
@@ -663,7 +664,7 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 			key = key || strcmp(((MtFilterColumn *) lfirst(lc))->name, name) == 0;
 		if (key)
 			continue;
-		vatt = find_attribute(vdesc, name);
+		vatt = mt_find_attribute(vdesc, name);
 		if (vatt->atttypid == att->atttypid && vatt->atttypmod == att->atttypmod)
 			appendStringInfo(&select, ", v.%s", qname);
 		else
@@ -840,7 +841,7 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 		req.filter = mt_filter_from_spec(spec);
 		counts = mt_refresh_rows(&req);
 		rows = counts.inserted + counts.deleted;
-		mt_continuous_table_rewritten(relid);
+		mt_observe_rewritten(relid);
 		mt_catalog_set_last_refresh(relid, started);
 		mt_history_succeeded(run, rows, "FULL");
 		mt_subxact_commit(&sub);

@@ -46,7 +46,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "mt/continuous/chain.h"
+#include "mt/refresh/observer.h"
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/table_writer.h"
 
@@ -83,8 +83,8 @@ struct MtWriter
 	MemoryContext old_context;
 	bool		defer;			/* new rows wait until the old ones are gone */
 
-	MtChainFeed *chain;			/* downstream CONTINUOUS tables, or NULL */
-	TupleDesc	chain_desc;
+	MtRowFeed  *feed;			/* the rows' readers (observer.h), or NULL */
+	TupleDesc	feed_desc;
 
 	MtWriterCounts counts;
 };
@@ -150,8 +150,8 @@ insert_slot(MtWriter *w, TupleTableSlot *slot)
 	ResultRelInfo *rri = w->rri;
 	Relation	target = w->rel;
 
-	if (w->chain)
-		mt_chain_row(w->chain, ExecCopySlotHeapTuple(slot), 1);
+	if (w->feed)
+		mt_observe_row(w->feed, ExecCopySlotHeapTuple(slot), 1);
 	if (w->proute)
 	{
 		TupleConversionMap *map;
@@ -454,7 +454,7 @@ load_old_rows(MtWriter *w, const char *where, int nargs, Oid *argtypes, Datum *v
 static HeapTuple
 old_row_tuple(MtWriter *w, OldRow *row)
 {
-	TupleDesc	desc = w->chain_desc;
+	TupleDesc	desc = w->feed_desc;
 	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
 	bool	   *isnull = palloc(sizeof(bool) * desc->natts);
 	int			i;
@@ -506,8 +506,8 @@ delete_unmatched(MtWriter *w)
 				elog(ERROR, "could not delete an old row of \"%s\" (result %d)",
 					 RelationGetRelationName(rel), (int) result);
 			w->counts.deleted++;
-			if (w->chain)
-				mt_chain_row(w->chain, old_row_tuple(w, row), -1);
+			if (w->feed)
+				mt_observe_row(w->feed, old_row_tuple(w, row), -1);
 		}
 	}
 	if (rel)
@@ -608,10 +608,10 @@ mt_writer_begin(Oid relid, MtTable *mt, const char *where, int nargs, Oid *argty
 		w->defer = true;
 		w->pending = tuplestore_begin_heap(false, false, work_mem);
 	}
-	w->chain_desc = CreateTupleDescCopy(desc);
-	w->chain = mt_chain_begin(mt, w->chain_desc);
-	if (w->chain && !w->diff)
-		mt_chain_everything(w->chain);
+	w->feed_desc = CreateTupleDescCopy(desc);
+	w->feed = mt_observe_begin(mt, w->feed_desc);
+	if (w->feed && !w->diff)
+		mt_observe_everything(w->feed);
 	return w;
 }
 
@@ -666,7 +666,7 @@ mt_writer_finish(MtWriter *w)
 			delete_unmatched(w);
 		MemoryContextDelete(w->old_context);
 	}
-	mt_chain_finish(w->chain);
+	mt_observe_finish(w->feed);
 	MemoryContextDelete(w->row_context);
 	return w->counts;
 }

@@ -13,8 +13,13 @@
 #include "access/tupdesc.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/refresh/observer.h"
 
-typedef struct MtChainFeed MtChainFeed;
+/*
+ * The feed of one write is the refresh engine's MtRowFeed: these functions
+ * are the observer of its writes (mt_continuous_init registers them).
+ */
+typedef MtRowFeed MtChainFeed;
 
 extern List *mt_chain_readers(Oid relid);
 extern bool mt_chain_has_downstream(Oid relid);

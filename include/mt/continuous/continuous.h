@@ -10,6 +10,9 @@
 
 #include "mt/catalog/catalog.h"
 
+/* at load time: registers the observer of the refresh engine's writes */
+extern void mt_continuous_init(void);
+
 /* backend side, in the command's transaction */
 extern void mt_continuous_table_created(MtTable *mt);
 extern void mt_continuous_table_dropped(Oid relid);

@@ -24,6 +24,11 @@
  * when its pipeline was created, and is recorded by whether its state
  * table exists (mt_deltas_has_state).
  *
+ * continuous/deltas.c computes the sets and keeps them for later,
+ * continuous/deltas_state.c has the hidden objects and adds sets to the
+ * state; the refresh engine adds them to a table's own rows
+ * (refresh/in_place.c), as it does every write into a materialized table.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef MT_CONTINUOUS_DELTAS_H

@@ -94,6 +94,8 @@ extern bool mt_unique_beyond_keys(Relation rel, List *keys);
  */
 extern uint64 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger);
 
+extern Form_pg_attribute mt_find_attribute(TupleDesc desc, const char *name);
+
 extern List *mt_filter_from_spec(List *spec);
 extern List *mt_filter_values_once(MtFilterColumn *col);
 extern int	mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,

@@ -1,0 +1,70 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/continuous/deltas_int.h
+ *	  What the files of the DELTAS strategy share (continuous/deltas.c,
+ *	  continuous/deltas_state.c): the set of adjustments, and the SQL of
+ *	  the state.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_DELTAS_INT_H
+#define MT_CONTINUOUS_DELTAS_INT_H
+
+#include "access/tupdesc.h"
+#include "nodes/execnodes.h"
+#include "utils/hsearch.h"
+
+#include "mt/continuous/deltas.h"
+
+/* one group's adjustments */
+typedef struct DeltaGroup
+{
+	struct DeltaGroup *next;	/* same hash */
+	char	  **values;			/* group columns as text, NULL for NULL: as
+								 * first seen, the value a new group shows */
+	char	  **keys;			/* the same, numerics normalized: to match */
+	int64		rows;
+	Datum	   *sums;			/* numeric */
+	int64	   *nn;
+	int64	   *sc;				/* values per display scale (see
+								 * continuous/aggregates.c), all aggregates' */
+} DeltaGroup;
+
+struct MtDeltaSet
+{
+	Oid			relid;
+	Oid			owner;			/* the table's: its query's code runs as it */
+	MtAnalysis *a;
+	int			ngroup;
+	int			nagg;
+	int			nsc;			/* scale counts, of all aggregates */
+	int		   *sc_first;		/* per aggregate, its first one */
+	bool	   *group_numeric;	/* group columns whose text is normalized */
+	bool		inexact;		/* a NaN or an infinity was summed, or a
+								 * value of an unforeseen scale */
+	MemoryContext context;
+	MemoryContext scratch;		/* for one addition */
+	/* evaluation over source rows */
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *qual;
+	ExprState **args;
+	Oid		   *argtypes;
+	ExprState **group_states;
+	FmgrInfo   *group_out;
+	/* the adjustments */
+	HTAB	   *buckets;
+	List	   *groups;			/* DeltaGroup, in arrival order */
+	int64		nrows;
+	bool		exact;			/* terms read with the active snapshot */
+};
+
+/* continuous/deltas.c */
+extern TupleDesc mt_deltas_state_desc(Oid relid);
+extern char *mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments);
+extern char *mt_deltas_group_by_positions(int ngroup);
+extern char *mt_deltas_numeric_text(Datum n);
+extern List *mt_deltas_touched_groups(MtDeltaSet *set);
+
+#endif							/* MT_CONTINUOUS_DELTAS_INT_H */
