@@ -418,12 +418,8 @@ add_column(MtStatement *st, MtTable *mt, Oid relid, MtColumn *col)
 								   quote_identifier(col->name), mt_type_sql(typid, typmod)));
 				/* the rows there were written by the last refresh */
 				if (mt->last_refresh_time != 0)
-				{
-					mt_spi_exec_internal(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
-												  table, quote_identifier(col->name),
-												  quote_literal_cstr(timestamptz_to_str(mt->last_refresh_time)),
-												  mt_type_sql(typid, typmod)), SPI_OK_UPDATE);
-				}
+					mt_refresh_stamp_column(relid, col->name, typid, typmod,
+											mt->last_refresh_time);
 				remember_metadata(mt, col->name, col->metadata_key ? col->metadata_key : col->name);
 				break;
 			}

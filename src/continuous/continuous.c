@@ -273,12 +273,12 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 			return;				/* not a column of the table as it is */
 		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
 	}
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	SPI_connect();
 	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(mt->relid), cols.data),
 				SPI_OK_UTILITY);
 	SPI_finish();
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 }
 
 /*
@@ -305,14 +305,14 @@ ensure_update_room(MtTable *mt, MtAnalysis *a)
 		if (strcmp(((MtOption *) lfirst(lc))->key, "fillfactor") == 0)
 			return;
 	leaves = mt_leaf_relations(mt->relid);
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	SPI_connect();
 	foreach(lc, leaves)
 		mt_spi_exec(psprintf("ALTER TABLE %s SET (fillfactor = %d)",
 							 mt_qualified_name(lfirst_oid(lc)), MT_IN_PLACE_FILLFACTOR),
 					SPI_OK_UTILITY);
 	SPI_finish();
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 }
 
 static void

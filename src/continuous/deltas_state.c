@@ -251,7 +251,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 					  mt_deltas_group_by_positions(list_length(a->group_outputs)));
 
 	SPI_connect();
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
 							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
@@ -269,7 +269,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	PopActiveSnapshot();
 	if (parallel)
 		insert_result(state, relid);
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 }
@@ -439,7 +439,7 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 	/* the casts to the group columns' types are the owner's (a domain's checks) */
 	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
 									   "ON CONFLICT (%s) DO UPDATE SET %s "
 									   "RETURNING CASE WHEN s.__mt_rows = 0 AND %s THEN s.ctid END, "
@@ -476,7 +476,7 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 								  1, &tidarray, &arg, NULL, false, 0) != SPI_OK_DELETE)
 			elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	}
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 

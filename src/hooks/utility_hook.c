@@ -16,7 +16,7 @@
  *				a restore's marker and end of data			lifecycle/restore.c
  *				renames, owners, grants						lifecycle/ddl_followups.c
  *
- * The extension's own statements (mt_internal_depth > 0) pass the
+ * The extension's own statements (inside MT_INTERNAL_BEGIN/END) pass the
  * "before" steps but for DROP DATABASE; a database without the extension
  * sees nothing but DROP DATABASE's.  Chained to the hook installed before.
  *

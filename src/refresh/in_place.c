@@ -884,11 +884,11 @@ mt_in_place_apply(MtInPlaceRequest *req)
 	feed = mt_observe_begin(mt, CreateTupleDescCopy(RelationGetDescr(rel)));
 	if (feed)
 		feed_groups(feed, req, rel, -1);
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	written = adjust_rows_directly(req, rel, keys, req->groups);
 	if (written < 0)
 		written = merge_groups(req, rel, req->groups);
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 	if (feed)
 	{
 		CommandCounterIncrement();

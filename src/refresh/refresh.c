@@ -749,9 +749,9 @@ mt_refresh_rows(MtRefreshRequest *req)
 	{
 		mt_favour_index_lookups();
 		SPI_connect();
-		mt_internal_depth++;
+		MT_INTERNAL_BEGIN();
 		rc = SPI_execute_with_args(merge_query, nparams, argtypes, values, NULL, false, 0);
-		mt_internal_depth--;
+		MT_INTERNAL_END();
 		if (rc != SPI_OK_MERGE)
 			elog(ERROR, "could not replace the rows of \"%s\"", get_rel_name(relid));
 		/* rows written: each inserted, updated or deleted once */
@@ -767,12 +767,12 @@ mt_refresh_rows(MtRefreshRequest *req)
 	SPI_connect();
 
 	/*
-	 * The guards let the engine's own statements through while
-	 * mt_internal_depth > 0; after an error, whoever catches it (the end
+	 * The guards let the engine's own statements through inside
+	 * MT_INTERNAL_BEGIN/END; after an error, whoever catches it (the end
 	 * of the transaction, or mt_refresh) puts it back.
 	 */
 	partition_values = filter_partition_values(mt, req->filter);
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	if (partition_values != NIL)
 		mt_partition_create(relid, mt, partition_values);
 	writer = mt_writer_begin(relid, mt, where_sql, nparams, argtypes, values);
@@ -783,7 +783,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 			elog(ERROR, "could not delete the old rows of \"%s\"", get_rel_name(relid));
 		counts.deleted = SPI_processed;
 	}
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 
 	plan = SPI_prepare_cursor(select_query, nparams, argtypes, CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
@@ -799,9 +799,9 @@ mt_refresh_rows(MtRefreshRequest *req)
 	/* SPI reports a SELECT whose rows went elsewhere as a utility */
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
 		elog(ERROR, "could not run the refresh query of \"%s\"", get_rel_name(relid));
-	mt_internal_depth++;
+	MT_INTERNAL_BEGIN();
 	wcounts = mt_writer_finish(writer);
-	mt_internal_depth--;
+	MT_INTERNAL_END();
 
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
@@ -855,4 +855,18 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 	}
 	PG_END_TRY();
 	return rows;
+}
+
+/*
+ * mt_refresh_stamp_column
+ *		A metadata column added to a table: every row gets the time of the
+ *		refresh that wrote it (the last one), cast to the column's type.
+ */
+void
+mt_refresh_stamp_column(Oid relid, const char *column, Oid typid, int32 typmod, TimestampTz when)
+{
+	mt_spi_exec_internal(psprintf("UPDATE %s SET %s = CAST(%s::pg_catalog.timestamptz AS %s)",
+								  mt_qualified_name(relid), quote_identifier(column),
+								  quote_literal_cstr(timestamptz_to_str(when)),
+								  mt_type_sql(typid, typmod)), SPI_OK_UPDATE);
 }

@@ -93,6 +93,9 @@ extern bool mt_unique_beyond_keys(Relation rel, List *keys);
  * deleted).
  */
 extern uint64 mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger);
+/* a new metadata column: the time of the refresh that wrote the rows */
+extern void mt_refresh_stamp_column(Oid relid, const char *column, Oid typid, int32 typmod,
+									TimestampTz when);
 
 extern Form_pg_attribute mt_find_attribute(TupleDesc desc, const char *name);
 
