@@ -537,7 +537,9 @@ mt_scheduled_refresh(Oid relid, TimestampTz trigger_time, bool from_worker)
  * materialized_table.scheduled_refresh(table regclass, trigger_time timestamptz)
  *
  * What a table's job runs.  Without a trigger time, the latest schedule
- * boundary at or before now is used; tests pass any time they like.
+ * boundary at or before now is used; tests pass any time they like.  A
+ * job's run (no trigger time) does nothing while
+ * materialized_table.scheduled_refreshes is off.
  */
 Datum
 mt_scheduled_refresh_sql(PG_FUNCTION_ARGS)
@@ -555,6 +557,8 @@ mt_scheduled_refresh_sql(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(1))
 	{
+		if (!mt_scheduled_refreshes)
+			PG_RETURN_VOID();
 		mt = mt_catalog_lookup(relid, true);
 		trigger_time = mt ? mt_schedule_floor(mt, GetCurrentTransactionStartTimestamp()) :
 			GetCurrentTransactionStartTimestamp();

@@ -18,6 +18,7 @@ int			mt_default_freshness_continuous = 3 * 60;
 int			mt_default_freshness_full = 60 * 60;
 int			mt_history_retention = 7 * 24 * 60 * 60;
 bool		mt_conversion_from_table = false;
+bool		mt_scheduled_refreshes = true;
 
 /*
  * mt_settings_define
@@ -60,6 +61,14 @@ mt_settings_define(void)
 							 "As Flink's table.materialized-table.conversion-from-table.enabled.",
 							 &mt_conversion_from_table,
 							 false,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+	/* a database's setting: pg_cron runs each job in a new session */
+	DefineCustomBoolVariable("materialized_table.scheduled_refreshes",
+							 "Whether the runs of FULL tables' pg_cron jobs refresh them.",
+							 "Off, a job's run does nothing, so that a database's tests do not depend on the clock; scheduled_refresh() called with a trigger time still refreshes.",
+							 &mt_scheduled_refreshes,
+							 true,
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("materialized_table");
