@@ -17,7 +17,10 @@ DATA = $(wildcard extension/versions/*.sql)
 PG_CPPFLAGS = -I$(srcdir)/include
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-REGRESS_OPTS = --use-existing --dbname=contrib_regression
+# on any cluster configured as the README says: the database named by
+# cron.database_name (the first file creates the extensions if missing)
+MT_REGRESS_DB ?= contrib_regression
+REGRESS_OPTS = --use-existing --dbname=$(MT_REGRESS_DB)
 
 EXTRA_CLEAN = results regression.diffs regression.out test/isolation/output_iso
 

@@ -2,6 +2,10 @@
 -- FULL tables do nothing (materialized_table.scheduled_refreshes = off in
 -- this database), so that no result depends on the clock; zz_settings.sql
 -- sets it back.  Each session, and each job's run, starts with it.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_cron;
+CREATE EXTENSION IF NOT EXISTS materialized_table;
+RESET client_min_messages;
 SELECT format('ALTER DATABASE %I SET materialized_table.scheduled_refreshes = off',
               current_database()) \gexec
 \c
