@@ -264,40 +264,36 @@ mt_option_value(List *options, const char *key)
 	return NULL;
 }
 
+/* a JSON string value */
 static void
-append_json_string(StringInfo buf, const char *s)
+push_string(JsonbParseState **state, JsonbIteratorToken token, const char *s)
 {
-	escape_json(buf, s);
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	(void) pushJsonbValue(state, token, &v);
 }
 
-/* A flat JSON object of string values, as text. */
-static char *
-options_to_json_text(List *options)
+/* options as a flat JSON object of string values */
+Jsonb *
+mt_options_to_jsonb(List *options)
 {
-	StringInfoData buf;
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
 	ListCell   *lc;
 
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
+	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	foreach(lc, options)
 	{
 		MtOption   *opt = lfirst(lc);
 
-		if (buf.len > 1)
-			appendStringInfoString(&buf, ", ");
-		append_json_string(&buf, opt->key);
-		appendStringInfoString(&buf, ": ");
-		append_json_string(&buf, opt->value);
+		push_string(&state, WJB_KEY, opt->key);
+		push_string(&state, WJB_VALUE, opt->value);
 	}
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
-}
-
-Jsonb *
-mt_options_to_jsonb(List *options)
-{
-	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-											  CStringGetDatum(options_to_json_text(options))));
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(result);
 }
 
 /* Parse a flat JSON object of strings back into MtOption, in key order. */
@@ -330,44 +326,43 @@ options_from_jsonb(Jsonb *jb)
 	return result;
 }
 
-static char *
-distribution_to_json_text(MtDistribution *d)
+/* {"kind": ..., "buckets": n, "columns": [...], "bounds": [[...], ...]} */
+static Jsonb *
+distribution_to_jsonb(MtDistribution *d)
 {
-	StringInfoData buf;
+	JsonbParseState *state = NULL;
+	JsonbValue	buckets;
+	JsonbValue *result;
 	ListCell   *lc;
 
-	if (d == NULL)
-		return NULL;
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"kind\": \"%s\", \"buckets\": %d, \"columns\": [",
-					 d->kind == MT_DISTRIBUTION_RANGE ? "RANGE" :
-					 d->kind == MT_DISTRIBUTION_HASH ? "HASH" : "DEFAULT",
-					 d->buckets);
+	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	push_string(&state, WJB_KEY, "kind");
+	push_string(&state, WJB_VALUE,
+				d->kind == MT_DISTRIBUTION_RANGE ? "RANGE" :
+				d->kind == MT_DISTRIBUTION_HASH ? "HASH" : "DEFAULT");
+	push_string(&state, WJB_KEY, "buckets");
+	buckets.type = jbvNumeric;
+	buckets.val.numeric = int64_to_numeric(d->buckets);
+	(void) pushJsonbValue(&state, WJB_VALUE, &buckets);
+	push_string(&state, WJB_KEY, "columns");
+	(void) pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	foreach(lc, d->columns)
-	{
-		if (lc != list_head(d->columns))
-			appendStringInfoString(&buf, ", ");
-		append_json_string(&buf, strVal(lfirst(lc)));
-	}
-	appendStringInfoString(&buf, "], \"bounds\": [");
+		push_string(&state, WJB_ELEM, strVal(lfirst(lc)));
+	(void) pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	push_string(&state, WJB_KEY, "bounds");
+	(void) pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	foreach(lc, d->bounds)
 	{
-		List	   *bound = lfirst(lc);
 		ListCell   *lc2;
 
-		if (lc != list_head(d->bounds))
-			appendStringInfoString(&buf, ", ");
-		appendStringInfoChar(&buf, '[');
-		foreach(lc2, bound)
-		{
-			if (lc2 != list_head(bound))
-				appendStringInfoString(&buf, ", ");
-			append_json_string(&buf, lfirst(lc2));
-		}
-		appendStringInfoChar(&buf, ']');
+		(void) pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+		foreach(lc2, (List *) lfirst(lc))
+			push_string(&state, WJB_ELEM, lfirst(lc2));
+		(void) pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}
-	appendStringInfoString(&buf, "]}");
-	return buf.data;
+	(void) pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(result);
 }
 
 static MtDistribution *
@@ -530,6 +525,10 @@ catalog_columns(int natts)
 	return natts == Natts_mt_table ? MT_TABLE_COLUMNS_1_0 ", restore_pending, id" : MT_TABLE_COLUMNS_1_0;
 }
 
+/* A NULL in the row's array of nulls, for SPI */
+#define SET_NULL(nulls, anum)	((nulls)[(anum) - 1] = 'n')
+#define SET_VALUE(values, anum, datum)	((values)[(anum) - 1] = (datum))
+
 static void
 row_to_datums(MtTable *mt, Datum *values, char *nulls)
 {
@@ -537,48 +536,52 @@ row_to_datums(MtTable *mt, Datum *values, char *nulls)
 
 	for (i = 0; i < Natts_mt_table; i++)
 		nulls[i] = ' ';
-	values[0] = ObjectIdGetDatum(mt->relid);
-	values[1] = ObjectIdGetDatum(mt->query_view);
-	values[2] = CStringGetTextDatum(mt->definition_query);
-	values[3] = CStringGetTextDatum(mt_mode_name(mt->refresh_mode));
-	values[4] = Int32GetDatum(mt->freshness_value);
-	values[5] = CStringGetTextDatum(mt_freshness_unit_name(mt->freshness_unit));
-	values[6] = CStringGetTextDatum(mt_status_name(mt->status));
-	values[7] = string_list_to_array(mt->partition_keys);
-	values[8] = JsonbPGetDatum(mt_options_to_jsonb(mt->options));
-	values[9] = BoolGetDatum(mt->declared_columns);
-	values[10] = JsonbPGetDatum(mt_options_to_jsonb(mt->metadata_columns));
+	SET_VALUE(values, Anum_mt_table_relid, ObjectIdGetDatum(mt->relid));
+	SET_VALUE(values, Anum_mt_table_query_view, ObjectIdGetDatum(mt->query_view));
+	SET_VALUE(values, Anum_mt_table_definition_query, CStringGetTextDatum(mt->definition_query));
+	SET_VALUE(values, Anum_mt_table_refresh_mode, CStringGetTextDatum(mt_mode_name(mt->refresh_mode)));
+	SET_VALUE(values, Anum_mt_table_freshness_value, Int32GetDatum(mt->freshness_value));
+	SET_VALUE(values, Anum_mt_table_freshness_unit,
+			  CStringGetTextDatum(mt_freshness_unit_name(mt->freshness_unit)));
+	SET_VALUE(values, Anum_mt_table_refresh_status, CStringGetTextDatum(mt_status_name(mt->status)));
+	SET_VALUE(values, Anum_mt_table_partition_keys, string_list_to_array(mt->partition_keys));
+	SET_VALUE(values, Anum_mt_table_options, JsonbPGetDatum(mt_options_to_jsonb(mt->options)));
+	SET_VALUE(values, Anum_mt_table_declared_columns, BoolGetDatum(mt->declared_columns));
+	SET_VALUE(values, Anum_mt_table_metadata_columns,
+			  JsonbPGetDatum(mt_options_to_jsonb(mt->metadata_columns)));
 	if (mt->watermark_column)
-		values[11] = CStringGetTextDatum(mt->watermark_column);
+		SET_VALUE(values, Anum_mt_table_watermark_column, CStringGetTextDatum(mt->watermark_column));
 	else
-		nulls[11] = 'n';
+		SET_NULL(nulls, Anum_mt_table_watermark_column);
 	if (mt->watermark_expression)
-		values[12] = CStringGetTextDatum(mt->watermark_expression);
+		SET_VALUE(values, Anum_mt_table_watermark_expression,
+				  CStringGetTextDatum(mt->watermark_expression));
 	else
-		nulls[12] = 'n';
+		SET_NULL(nulls, Anum_mt_table_watermark_expression);
 	if (mt->distribution)
-		values[13] = DirectFunctionCall1(jsonb_in,
-										 CStringGetDatum(distribution_to_json_text(mt->distribution)));
+		SET_VALUE(values, Anum_mt_table_distribution,
+				  JsonbPGetDatum(distribution_to_jsonb(mt->distribution)));
 	else
-		nulls[13] = 'n';
+		SET_NULL(nulls, Anum_mt_table_distribution);
 	if (mt->last_refresh_time != 0)
-		values[14] = TimestampTzGetDatum(mt->last_refresh_time);
+		SET_VALUE(values, Anum_mt_table_last_refresh_time, TimestampTzGetDatum(mt->last_refresh_time));
 	else
-		nulls[14] = 'n';
+		SET_NULL(nulls, Anum_mt_table_last_refresh_time);
 	if (mt->scheduler)
-		values[15] = CStringGetTextDatum(mt->scheduler);
+		SET_VALUE(values, Anum_mt_table_scheduler, CStringGetTextDatum(mt->scheduler));
 	else
-		nulls[15] = 'n';
+		SET_NULL(nulls, Anum_mt_table_scheduler);
 	if (mt->cron_jobid != 0)
-		values[16] = Int64GetDatum(mt->cron_jobid);
+		SET_VALUE(values, Anum_mt_table_cron_jobid, Int64GetDatum(mt->cron_jobid));
 	else
-		nulls[16] = 'n';
-	values[17] = JsonbPGetDatum(mt_options_to_jsonb(mt->pipeline_options));
+		SET_NULL(nulls, Anum_mt_table_cron_jobid);
+	SET_VALUE(values, Anum_mt_table_pipeline_options,
+			  JsonbPGetDatum(mt_options_to_jsonb(mt->pipeline_options)));
 	if (mt->restore_pending)
-		values[18] = CStringGetTextDatum(mt->restore_pending);
+		SET_VALUE(values, Anum_mt_table_restore_pending, CStringGetTextDatum(mt->restore_pending));
 	else
-		nulls[18] = 'n';
-	values[19] = Int64GetDatum(mt->id);
+		SET_NULL(nulls, Anum_mt_table_restore_pending);
+	SET_VALUE(values, Anum_mt_table_id, Int64GetDatum(mt->id));
 }
 
 static const Oid mt_table_types[Natts_mt_table] = {
@@ -726,29 +729,39 @@ catalog_read(Oid relid, bool for_update)
 		bool		n[Natts_mt_table];
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 
+#define COL(name)		(d[Anum_mt_table_##name - 1])
+#define ISNULL(name)	(n[Anum_mt_table_##name - 1])
+
 		heap_deform_tuple(tup, desc, d, n);
 		mt = palloc0(sizeof(MtTable));
-		mt->relid = DatumGetObjectId(d[0]);
-		mt->query_view = DatumGetObjectId(d[1]);
-		mt->definition_query = TextDatumGetCString(d[2]);
-		mt->refresh_mode = strcmp(TextDatumGetCString(d[3]), "FULL") == 0 ?
+		mt->relid = DatumGetObjectId(COL(relid));
+		mt->query_view = DatumGetObjectId(COL(query_view));
+		mt->definition_query = TextDatumGetCString(COL(definition_query));
+		mt->refresh_mode = strcmp(TextDatumGetCString(COL(refresh_mode)), "FULL") == 0 ?
 			MT_MODE_FULL : MT_MODE_CONTINUOUS;
-		mt->freshness_value = DatumGetInt32(d[4]);
-		mt->freshness_unit = unit_from_name(TextDatumGetCString(d[5]));
-		mt->status = status_from_name(TextDatumGetCString(d[6]));
-		mt->partition_keys = array_to_string_list(d[7]);
-		mt->options = options_from_jsonb(DatumGetJsonbP(d[8]));
-		mt->declared_columns = DatumGetBool(d[9]);
-		mt->metadata_columns = options_from_jsonb(DatumGetJsonbP(d[10]));
-		mt->watermark_column = n[11] ? NULL : TextDatumGetCString(d[11]);
-		mt->watermark_expression = n[12] ? NULL : TextDatumGetCString(d[12]);
-		mt->distribution = n[13] ? NULL : distribution_from_jsonb(DatumGetJsonbP(d[13]));
-		mt->last_refresh_time = n[14] ? 0 : DatumGetTimestampTz(d[14]);
-		mt->scheduler = n[15] ? NULL : TextDatumGetCString(d[15]);
-		mt->cron_jobid = n[16] ? 0 : DatumGetInt64(d[16]);
-		mt->pipeline_options = options_from_jsonb(DatumGetJsonbP(d[17]));
-		mt->restore_pending = (natts < Natts_mt_table || n[18]) ? NULL : TextDatumGetCString(d[18]);
-		mt->id = (natts < Natts_mt_table) ? (int64) mt->relid : DatumGetInt64(d[19]);
+		mt->freshness_value = DatumGetInt32(COL(freshness_value));
+		mt->freshness_unit = unit_from_name(TextDatumGetCString(COL(freshness_unit)));
+		mt->status = status_from_name(TextDatumGetCString(COL(refresh_status)));
+		mt->partition_keys = array_to_string_list(COL(partition_keys));
+		mt->options = options_from_jsonb(DatumGetJsonbP(COL(options)));
+		mt->declared_columns = DatumGetBool(COL(declared_columns));
+		mt->metadata_columns = options_from_jsonb(DatumGetJsonbP(COL(metadata_columns)));
+		mt->watermark_column = ISNULL(watermark_column) ?
+			NULL : TextDatumGetCString(COL(watermark_column));
+		mt->watermark_expression = ISNULL(watermark_expression) ?
+			NULL : TextDatumGetCString(COL(watermark_expression));
+		mt->distribution = ISNULL(distribution) ?
+			NULL : distribution_from_jsonb(DatumGetJsonbP(COL(distribution)));
+		mt->last_refresh_time = ISNULL(last_refresh_time) ?
+			0 : DatumGetTimestampTz(COL(last_refresh_time));
+		mt->scheduler = ISNULL(scheduler) ? NULL : TextDatumGetCString(COL(scheduler));
+		mt->cron_jobid = ISNULL(cron_jobid) ? 0 : DatumGetInt64(COL(cron_jobid));
+		mt->pipeline_options = options_from_jsonb(DatumGetJsonbP(COL(pipeline_options)));
+		mt->restore_pending = (natts < Natts_mt_table || ISNULL(restore_pending)) ?
+			NULL : TextDatumGetCString(COL(restore_pending));
+		mt->id = (natts < Natts_mt_table) ? (int64) mt->relid : DatumGetInt64(COL(id));
+#undef COL
+#undef ISNULL
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
