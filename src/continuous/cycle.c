@@ -53,18 +53,14 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
-#include "access/table.h"
 #include "access/transam.h"
 #include "access/tupconvert.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlogutils.h"
-#include "catalog/partition.h"
 #include "catalog/pg_class.h"
-#include "catalog/pg_inherits.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -84,7 +80,6 @@
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -95,190 +90,153 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "mt/bgw/launcher.h"
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
-#include "mt/continuous/continuous.h"
-#include "mt/continuous/analysis.h"
-#include "mt/continuous/deltas.h"
-#include "mt/continuous/snapshot.h"
-#include "mt/continuous/decoder.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/history.h"
-#include "mt/bgw/launcher.h"
+#include "mt/commands/commands.h"
+#include "mt/continuous/continuous.h"
+#include "mt/continuous/cycle_int.h"
+#include "mt/continuous/decoder.h"
+#include "mt/continuous/snapshot.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/refresh.h"
 #include "mt/utils/spi_plans.h"
 
-/* past these, a table (or the batch) gives up details and recomputes */
-#define MAX_TABLE_CHANGES		250000
-#define MAX_BATCH_CHANGES		200000
-#define MIN_MEASURED_KEYS		200
-#define MAX_LOGGED_KEYS			100000
+/*
+ * All the worker keeps from one cycle to the next (see ContWorker), handed
+ * from here to the functions of the other files.
+ */
+static ContWorker worker = {
+	.applied_lsn_kept = true,
+	.origin = InvalidRepOriginId,
+	.confirm_lsn = InvalidXLogRecPtr,
+	.sink = {mt_cont_sink_change, mt_cont_sink_truncate, mt_cont_sink_commit, &worker,
+			 InvalidRepOriginId},
+	.pending_end = InvalidXLogRecPtr,
+	.batch_start = InvalidXLogRecPtr,
+};
 
-/* a full recompute measured under this is done with the quick work */
-#define QUICK_RECOMPUTE_MS		50
+/* =====================================================================
+ * Locks, and giving way
+ * =====================================================================
+ */
 
-/* the worker waits no longer than this for a lock (see set_lock_timeout) */
+/* the worker waits no longer than this for a lock (see below) */
 #define APPLY_LOCK_TIMEOUT		"100ms"
 #define APPLY_DEADLOCK_TIMEOUT	"10ms"
 
-/* A key value tuple of one family, kept once. */
-typedef struct KeyEntry
+/*
+ * The worker's transactions wait for a lock no longer than this: DDL (DROP
+ * SCHEMA ... CASCADE, say) holding one while it waits for a lock the worker
+ * took would otherwise deadlock with it, and the deadlock detector might
+ * pick the DDL.  The worker gives up first and tries again shortly.
+ */
+void
+mt_cont_set_lock_timeout(void)
 {
-	struct KeyEntry *next;		/* same hash */
-	int			family;
-	char	  **values;
-	int			nvalues;
-} KeyEntry;
-
-typedef struct KeyBucket
-{
-	uint32		hash;
-	KeyEntry   *entries;
-} KeyBucket;
-
-/* A row change kept for DELTAS. */
-typedef struct RowChange
-{
-	HeapTuple	tuple;			/* in the source table's layout */
-	int			sign;			/* -1 old, 1 new, 0 an update's sums
-								 * (fold_update) */
-	TransactionId xid;
-	int			side;			/* 0: delta_source's; n: of analysis->sides'
-								 * n-th */
-} RowChange;
-
-/* A key tuple a changed row of a join's side names (see sides_decide). */
-typedef struct SideKey
-{
-	int			family;
-	char	  **values;
-	int			nvalues;
-} SideKey;
-
-/* The transactions a snapshot saw (see Baselines above). */
-typedef struct Seen
-{
-	TransactionId xmin;
-	TransactionId xmax;
-	TransactionId *xip;
-	int			nxip;
-} Seen;
-
-/* Groups of a DELTAS table recomputed as of a snapshot. */
-typedef struct GroupBaseline
-{
-	Seen		seen;
-	List	   *groups;			/* MtFilterFamily */
-} GroupBaseline;
-
-/* A CONTINUOUS table this worker maintains. */
-typedef struct ContTable
-{
-	Oid			relid;
-	Oid			query_view;
-	List	   *reads;			/* OIDs of the relations applying reads */
-	List	   *writes;			/* OIDs of the table and its partitions */
-	MtAnalysis *analysis;
-	int64		freshness;		/* microseconds */
-	bool		synced;			/* taken up: its changes are followed */
-	bool		has_baseline;
-	Seen		baseline;
-	XLogRecPtr	applied_lsn;	/* continuous_state.applied_lsn */
-
-	/* this batch, in batch_context */
-	bool		full;
-	HTAB	   *keys;			/* KeyBucket */
-	int64		nkeys;
-	List	   *changes;		/* RowChange */
-	TupleDesc	changes_layout; /* the layout of their tuples */
-	int64		nchanges;
-	MtDeltaSet *folded;			/* the changes, folded as they came */
-	TimestampTz oldest;			/* commit time of its oldest change */
-	/* changed rows of the join's other sources (MtAnalysis.sides) */
-	List	   *side_changes;	/* RowChange */
-	TupleDesc  *side_layouts;	/* per side, the layout of its tuples */
-	List	   *side_keys;		/* SideKey: what they name, ... */
-	bool		side_full;		/* ... or everything, if not adjusted by */
-
-	/*
-	 * Joined deltas read with a snapshot that may have seen transactions
-	 * committed before this WAL position and not decoded then: the delta
-	 * rule waits until the batches start past it (see sides_decide).
-	 */
-	XLogRecPtr	inexact_lsn;
-
-	TimestampTz retry_after;	/* after a failure, wait before trying again */
-	MtStrategy	cycle_strategy; /* how the last apply computed the rows */
-	int			failures;		/* in a row, for the back-off */
-
-	/* measured costs, to choose between keys and a full recompute */
-	double		full_ms;		/* of a full recompute; 0: not measured */
-	double		key_ms;			/* per key, of a large enough keys pass */
-} ContTable;
-
-/* A use of a relation by a table, as decoding meets it. */
-typedef struct Interest
-{
-	ContTable  *table;
-	MtSourceUse *use;
-	int			nkeys;
-	AttrNumber *attnums;		/* in the decoded relation's layout */
-	FmgrInfo   *out;
-	TupleConversionMap *to_source;	/* a partition's or child's layout ->
-									 * the source's */
-} Interest;
-
-typedef struct InterestEntry
-{
-	Oid			relid;			/* hash key: a decoded relation */
-	List	   *interests;		/* Interest */
-	TupleDesc	layout;			/* the relation's, as the interests were made */
-	bool		built;
-} InterestEntry;
-
-static MemoryContext tables_context = NULL;
-static MemoryContext batch_context = NULL;
-static List *tables = NIL;		/* ContTable */
-static HTAB *interests = NULL;
-static bool interests_callback_registered = false;
-static bool reread_wanted = false;	/* a source's row layout changed */
-
-static LogicalDecodingContext *decoding = NULL;
-static RepOriginId origin = InvalidRepOriginId;
-static bool origin_session = false;
-static char slot_name[NAMEDATALEN];
-static XLogRecPtr confirm_lsn = InvalidXLogRecPtr;	/* applied, not yet confirmed */
-
-/* the sink decoding feeds; installed only while this worker decodes */
-static void sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
-						HeapTuple oldtup, HeapTuple newtup);
-static void sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel);
-static void sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn);
-static MtDecodeSink sink = {sink_change, sink_truncate, sink_commit, NULL, InvalidRepOriginId};
-
-static void state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2);
-static void table_gives_up(ContTable *t);
-static bool same_layout(TupleDesc a, TupleDesc b);
-static void layout_changed(InterestEntry *entry);
-
-static int64 batch_changes = 0;
-static bool batch_full = false;
-static List *batch_xids = NIL;
-static bool batch_pending = false;	/* decoded, not applied yet */
-static XLogRecPtr pending_end = InvalidXLogRecPtr;	/* where its decoding stopped */
-static XLogRecPtr batch_start = InvalidXLogRecPtr;	/* where it started */
-static TimestampTz batch_horizon = 0;	/* commits before this are in it */
+	(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	mt_worker_gives_way_in_deadlocks();
+}
 
 /*
- * SharedInvalidMessageCounter when the caches were last made fit for
- * decoding; caches_fit_for_decoding is false until the first time.
+ * mt_worker_gives_way_in_deadlocks
+ *		For the rest of the transaction, a deadlock between the worker and
+ *		a session (DROP of a table a refresh reads) is found by the worker,
+ *		which then gives up, first.
  */
-static uint64 decoding_inval_count = 0;
-static bool caches_fit_for_decoding = false;
+void
+mt_worker_gives_way_in_deadlocks(void)
+{
+	(void) set_config_option("deadlock_timeout", APPLY_DEADLOCK_TIMEOUT, PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * Take the locks applying needs without waiting: the table's (a manual
+ * refresh holding it makes us wait for the next cycle), its partitions',
+ * and those of what its query reads (DDL holding one, such as DROP SCHEMA
+ * ... CASCADE, would wait for the table while we wait for the source).
+ * What else is locked on the way is waited for briefly
+ * (mt_cont_set_lock_timeout).
+ */
+bool
+mt_cont_lock_for_apply(ContTable *t)
+{
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE))
+		return false;
+	foreach(lc, t->writes)
+		if (lfirst_oid(lc) != t->relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock))
+			return false;
+	foreach(lc, t->reads)
+		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+			return false;
+	return true;
+}
+
+/* Did the worker give way to a lock holder (timeout or deadlock)? */
+bool
+mt_cont_gave_way(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED;
+}
+
+/* In a PG_CATCH: abort the transaction after giving way, rethrow others. */
+void
+mt_cont_catch_lock_timeout(MemoryContext caller)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(caller);
+	edata = CopyErrorData();
+	if (!mt_cont_gave_way(edata))
+		PG_RE_THROW();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	MemoryContextSwitchTo(caller);
+	ereport(DEBUG1,
+			(errmsg("materialized_table worker gives way to a lock holder: %s", edata->message)));
+}
+
+/*
+ * Was the table dropped while the worker waited for it (or analyzed it)?  A DROP holding
+ * the table (or what its query reads) makes the worker wait, and the
+ * relation is gone once the lock is granted: that is no failure of the
+ * table, and nothing of it is to be kept.
+ */
+bool
+mt_cont_dropped_meanwhile(Oid relid)
+{
+	AcceptInvalidationMessages();
+	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid));
+}
+
+/*
+ * After the failures-th failure in a row of a table, how long to wait
+ * before trying it again: its freshness (a second at least), doubled with
+ * each failure after the first, up to a minute.
+ */
+TimestampTz
+mt_cont_retry_time(TimestampTz now, int64 freshness, int failures)
+{
+	int64		delay = Max(freshness, USECS_PER_SEC);
+
+	delay <<= Min(Max(failures - 1, 0), 6);
+	return now + Min(delay, 60 * USECS_PER_SEC);
+}
+
+/* =====================================================================
+ * The worker's own tables
+ * =====================================================================
+ */
 
 /* ---------------------------------------------------------------------
- * Tables and interests
+ * Baselines
  * ---------------------------------------------------------------------
  */
 
@@ -303,8 +261,8 @@ seen_from(HeapTuple tup, TupleDesc desc, int first)
 }
 
 /* A snapshot's xmin, xmax and xip as parameters values[0..2]. */
-static void
-seen_datums(Snapshot snap, Oid *types, Datum *values)
+void
+mt_cont_seen_datums(Snapshot snap, Oid *types, Datum *values)
 {
 	Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
 	uint32		i;
@@ -321,8 +279,8 @@ seen_datums(Snapshot snap, Oid *types, Datum *values)
 }
 
 /* Did the snapshot see transaction xid (committed: it was decoded)? */
-static bool
-saw(Seen *seen, TransactionId xid)
+bool
+mt_cont_saw(Seen *seen, TransactionId xid)
 {
 	int			i;
 
@@ -336,23 +294,18 @@ saw(Seen *seen, TransactionId xid)
 	return true;
 }
 
-/*
- * Does continuous_state have applied_lsn (version 1.1)?  Until ALTER
- * EXTENSION ... UPDATE, a 1.0 catalog has not: the worker then applies a
- * batch in one transaction with the origin's progress, as 1.0 did.
- */
-static bool applied_lsn_kept = true;
-
-static bool
-catalog_keeps_applied_lsn(void)
+/* Does continuous_state have applied_lsn (see ContWorker.applied_lsn_kept)? */
+bool
+mt_cont_catalog_keeps_applied_lsn(void)
 {
 	Oid			state = get_relname_relid("continuous_state", mt_internal_namespace());
 
 	return OidIsValid(state) && get_attnum(state, "applied_lsn") != InvalidAttrNumber;
 }
 
-static void
-load_baseline(ContTable *t)
+/* What continuous_state says of a table: synced, baseline, applied_lsn. */
+void
+mt_cont_load_baseline(ContWorker *w, ContTable *t)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(t->relid)};
@@ -360,7 +313,7 @@ load_baseline(ContTable *t)
 	t->has_baseline = false;
 	t->synced = false;
 	SPI_connect();
-	if (mt_spi_execute_saved(applied_lsn_kept ?
+	if (mt_spi_execute_saved(w->applied_lsn_kept ?
 							 "SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
 							 "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
 							 "WHERE relid = $1" :
@@ -396,15 +349,15 @@ load_baseline(ContTable *t)
  * the transaction (committed at commit_lsn) in a batch whose work for the
  * table was already written (applied_lsn; see apply_batch)?
  */
-static bool
-in_baseline(ContTable *t, TransactionId xid, XLogRecPtr commit_lsn)
+bool
+mt_cont_in_baseline(ContTable *t, TransactionId xid, XLogRecPtr commit_lsn)
 {
-	return (t->has_baseline && saw(&t->baseline, xid)) || commit_lsn < t->applied_lsn;
+	return (t->has_baseline && mt_cont_saw(&t->baseline, xid)) || commit_lsn < t->applied_lsn;
 }
 
 /* The group baselines of a DELTAS table, oldest first. */
-static List *
-group_baselines(Oid relid)
+List *
+mt_cont_group_baselines(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
@@ -418,9 +371,9 @@ group_baselines(Oid relid)
 
 	SPI_connect();
 	if (mt_spi_execute_saved("SELECT lsn, family, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip "
-							  "FROM materialized_table_internal.continuous_baseline "
-							  "WHERE relid = $1 ORDER BY lsn, family, position",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+							 "FROM materialized_table_internal.continuous_baseline "
+							 "WHERE relid = $1 ORDER BY lsn, family, position",
+							 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the baselines of \"%s\"", get_rel_name(relid));
 	for (r = 0; r < SPI_processed; r++)
 	{
@@ -469,8 +422,8 @@ group_baselines(Oid relid)
  * Record that the groups were recomputed as of snap; every transaction it
  * saw had committed before lsn.
  */
-static void
-record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
+void
+mt_cont_record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
 {
 	Oid			types[10] = {OIDOID, PG_LSNOID, INT4OID, INT4OID, TEXTOID, TEXTARRAYOID, BOOLOID};
 	Datum		values[10];
@@ -479,7 +432,7 @@ record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = LSNGetDatum(lsn);
-	seen_datums(snap, types + 7, values + 7);
+	mt_cont_seen_datums(snap, types + 7, values + 7);
 	SPI_connect();
 	plan = SPI_prepare("INSERT INTO materialized_table_internal.continuous_baseline "
 					   "(relid, lsn, family, position, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip) "
@@ -509,8 +462,229 @@ record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
 	SPI_finish();
 }
 
+/* Baselines whose transactions have all been decoded are done with. */
+void
+mt_cont_forget_old_baselines(XLogRecPtr batch_end)
+{
+	Oid			types[1] = {PG_LSNOID};
+	Datum		values[1] = {LSNGetDatum(batch_end)};
+
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
+							 "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
+							 "baseline_lsn = NULL WHERE baseline_lsn < $1",
+							 1, types, values, NULL, false, 0) < 0 ||
+		mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
+							 "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
+/* ---------------------------------------------------------------------
+ * continuous_state, and the work kept for later
+ * ---------------------------------------------------------------------
+ */
+
+/* A table's row of continuous_state, as applying needs it. */
+TableState
+mt_cont_read_state(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	TableState	st = {0};
+
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
+							 "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
+							 "FROM materialized_table_internal.continuous_state c "
+							 "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid OPERATOR(pg_catalog.=) c.relid "
+							 "WHERE c.relid = $1",
+							 1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the continuous state of a table");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d;
+
+		st.exists = true;
+		st.suspended = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		st.synced = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		st.needs_full = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		st.pending_since = isnull ? 0 : DatumGetTimestampTz(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		st.last_apply = isnull ? 0 : DatumGetTimestampTz(d);
+		st.poll = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		st.deltas = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+	}
+	SPI_finish();
+	return st;
+}
+
+/* Run one statement about a table's state with its OID as $1 (and $2). */
+void
+mt_cont_state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2)
+{
+	Oid			types[2] = {OIDOID, type2};
+	Datum		values[2] = {ObjectIdGetDatum(relid), value2};
+	char		nulls[2] = {' ', null2 ? 'n' : ' '};
+
+	SPI_connect();
+	if (mt_spi_execute_saved(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+}
+
+/* The keys kept for a table in change_keys. */
+List *
+mt_cont_logged_keys(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	List	   *result = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		r;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT family, keys FROM materialized_table_internal.change_keys "
+							  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the kept keys of \"%s\"", get_rel_name(relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		bool		isnull;
+		ArrayType  *arr;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		int			i;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		KeyEntry   *e = palloc0(sizeof(KeyEntry));
+
+		e->family = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		arr = DatumGetArrayTypePCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		e->nvalues = n;
+		e->values = palloc(sizeof(char *) * (n + 1));
+		for (i = 0; i < n; i++)
+			e->values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		result = lappend(result, e);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
+/* Keep the batch's keys of a table in change_keys. */
+void
+mt_cont_log_keys(ContTable *t)
+{
+	Oid			types[3] = {OIDOID, INT4OID, TEXTARRAYOID};
+	HASH_SEQ_STATUS status;
+	KeyBucket  *bucket;
+	SPIPlanPtr	plan;
+
+	if (t->keys == NULL)
+		return;
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_keys (relid, family, keys) "
+					   "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", 3, types);
+	hash_seq_init(&status, t->keys);
+	while ((bucket = hash_seq_search(&status)) != NULL)
+	{
+		KeyEntry   *e;
+
+		for (e = bucket->entries; e; e = e->next)
+		{
+			Datum	   *elems = palloc(sizeof(Datum) * (e->nvalues + 1));
+			bool	   *nulls = palloc(sizeof(bool) * (e->nvalues + 1));
+			int			dims[1] = {e->nvalues};
+			int			lbs[1] = {1};
+			Datum		values[3];
+			int			i;
+
+			for (i = 0; i < e->nvalues; i++)
+			{
+				nulls[i] = (e->values[i] == NULL);
+				elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->values[i]);
+			}
+			values[0] = ObjectIdGetDatum(t->relid);
+			values[1] = Int32GetDatum(e->family);
+			values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
+														   -1, false, TYPALIGN_INT));
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
+		}
+	}
+	SPI_finish();
+}
+
+/*
+ * The batch's work of these tables is being written in this transaction:
+ * applied_lsn says so, for decoding after a crash (mt_cont_in_baseline).
+ */
+void
+mt_cont_note_applied(ContWorker *w, List *done, XLogRecPtr batch_end)
+{
+	Oid			types[2] = {OIDARRAYOID, PG_LSNOID};
+	Datum		values[2];
+	Datum	   *oids;
+	ListCell   *lc;
+
+	if (done == NIL || !w->applied_lsn_kept)
+		return;
+	oids = palloc(sizeof(Datum) * list_length(done));
+	foreach(lc, done)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(((ContTable *) lfirst(lc))->relid);
+	values[0] = PointerGetDatum(construct_array(oids, list_length(done), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	values[1] = LSNGetDatum(batch_end);
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state SET applied_lsn = $2 "
+							 "WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
+							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
+/* =====================================================================
+ * The change sink
+ * =====================================================================
+ */
+
+/* past these, a table (or the batch) gives up details and recomputes */
+#define MAX_TABLE_CHANGES		250000
+#define MAX_BATCH_CHANGES		200000
+
+/* A use of a relation by a table, as decoding meets it. */
+typedef struct Interest
+{
+	ContTable  *table;
+	MtSourceUse *use;
+	int			nkeys;
+	AttrNumber *attnums;		/* in the decoded relation's layout */
+	FmgrInfo   *out;
+	TupleConversionMap *to_source;	/* a partition's or child's layout ->
+									 * the source's */
+} Interest;
+
+typedef struct InterestEntry
+{
+	Oid			relid;			/* hash key: a decoded relation */
+	List	   *interests;		/* Interest */
+	TupleDesc	layout;			/* the relation's, as the interests were made */
+	bool		built;
+} InterestEntry;
+
+/* ---------------------------------------------------------------------
+ * Interests
+ * ---------------------------------------------------------------------
+ */
+
 static Interest *
-make_interest(ContTable *t, MtSourceUse *use, Relation rel, Relation source)
+make_interest(ContWorker *w, ContTable *t, MtSourceUse *use, Relation rel, Relation source)
 {
 	Interest   *in = palloc0(sizeof(Interest));
 	ListCell   *lc;
@@ -535,10 +709,33 @@ make_interest(ContTable *t, MtSourceUse *use, Relation rel, Relation source)
 			attnum = get_attnum(RelationGetRelid(rel), NameStr(att->attname));
 		in->attnums[i] = attnum;
 		getTypeOutputInfo(att->atttypid, &typoutput, &varlena);
-		fmgr_info_cxt(typoutput, &in->out[i], tables_context);
+		fmgr_info_cxt(typoutput, &in->out[i], w->tables_context);
 		i++;
 	}
 	return in;
+}
+
+/*
+ * The relation's layout changed in the batch (DDL): the rows of the DELTAS
+ * tables reading it so far are in the old one, and what was made for them
+ * no longer fits.  Those tables are recomputed; the interests are made
+ * again for the new layout, and the queries' analyses, which name the old
+ * row type, before the next batch.
+ */
+static void
+layout_changed(ContWorker *w, InterestEntry *entry)
+{
+	ListCell   *lc;
+
+	foreach(lc, entry->interests)
+	{
+		Interest   *in = lfirst(lc);
+
+		if (in->table->analysis->strategy == MT_STRATEGY_DELTAS &&
+			in->use->relid == in->table->analysis->delta_source)
+			mt_cont_table_gives_up(in->table);
+	}
+	w->reread_wanted = true;
 }
 
 /*
@@ -550,7 +747,7 @@ make_interest(ContTable *t, MtSourceUse *use, Relation rel, Relation source)
  * pg_class or pg_attribute rows, which invalidates it).
  */
 static InterestEntry *
-interests_of(Relation rel)
+interests_of(ContWorker *w, Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
 	InterestEntry *entry;
@@ -559,20 +756,20 @@ interests_of(Relation rel)
 	MemoryContext old;
 	ListCell   *lt;
 
-	entry = hash_search(interests, &relid, HASH_ENTER, &found);
+	entry = hash_search(w->interests, &relid, HASH_ENTER, &found);
 	/* (no interests: its layout does not matter) */
 	if (found && entry->built &&
-		(entry->interests == NIL || same_layout(entry->layout, RelationGetDescr(rel))))
+		(entry->interests == NIL || mt_cont_same_layout(entry->layout, RelationGetDescr(rel))))
 		return entry;
-	if (found && !same_layout(entry->layout, RelationGetDescr(rel)))
-		layout_changed(entry);
+	if (found && !mt_cont_same_layout(entry->layout, RelationGetDescr(rel)))
+		layout_changed(w, entry);
 	entry->interests = NIL;
 	entry->built = true;
 
-	old = MemoryContextSwitchTo(tables_context);
+	old = MemoryContextSwitchTo(w->tables_context);
 	ancestors = mt_ancestor_relations(relid);
 	entry->layout = CreateTupleDescCopy(RelationGetDescr(rel));
-	foreach(lt, tables)
+	foreach(lt, w->tables)
 	{
 		ContTable  *t = lfirst(lt);
 		ListCell   *lu;
@@ -591,7 +788,7 @@ interests_of(Relation rel)
 			if (!RelationIsValid(source_rel))
 				continue;
 			entry->interests = lappend(entry->interests,
-									   make_interest(t, use, rel, source_rel));
+									   make_interest(w, t, use, rel, source_rel));
 			if (source_rel != rel)
 				RelationClose(source_rel);
 		}
@@ -601,425 +798,50 @@ interests_of(Relation rel)
 	return entry;
 }
 
-/*
- * The relation's layout changed in the batch (DDL): the rows of the DELTAS
- * tables reading it so far are in the old one, and what was made for them
- * no longer fits.  Those tables are recomputed; the interests are made
- * again for the new layout, and the queries' analyses, which name the old
- * row type, before the next batch.
- */
-static void
-layout_changed(InterestEntry *entry)
-{
-	ListCell   *lc;
-
-	foreach(lc, entry->interests)
-	{
-		Interest   *in = lfirst(lc);
-
-		if (in->table->analysis->strategy == MT_STRATEGY_DELTAS &&
-			in->use->relid == in->table->analysis->delta_source)
-			table_gives_up(in->table);
-	}
-	reread_wanted = true;
-}
-
 /* A relation's cache entry was invalidated: its interests are made again. */
 static void
 interests_invalidate(Datum arg, Oid relid)
 {
+	ContWorker *w = (ContWorker *) DatumGetPointer(arg);
 	HASH_SEQ_STATUS status;
 	InterestEntry *entry;
 
-	if (interests == NULL)
+	if (w->interests == NULL)
 		return;
 	if (OidIsValid(relid))
 	{
-		entry = hash_search(interests, &relid, HASH_FIND, NULL);
+		entry = hash_search(w->interests, &relid, HASH_FIND, NULL);
 		if (entry)
 			entry->built = false;
 		return;
 	}
-	hash_seq_init(&status, interests);
+	hash_seq_init(&status, w->interests);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		entry->built = false;
 }
 
 /*
- * The worker's transactions wait for a lock no longer than this: DDL (DROP
- * SCHEMA ... CASCADE, say) holding one while it waits for a lock the worker
- * took would otherwise deadlock with it, and the deadlock detector might
- * pick the DDL.  The worker gives up first and tries again shortly.
- */
-static void
-set_lock_timeout(void)
-{
-	(void) set_config_option("lock_timeout", APPLY_LOCK_TIMEOUT, PGC_SUSET,
-							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
-	mt_worker_gives_way_in_deadlocks();
-}
-
-/*
- * mt_worker_gives_way_in_deadlocks
- *		For the rest of the transaction, a deadlock between the worker and
- *		a session (DROP of a table a refresh reads) is found by the worker,
- *		which then gives up, first.
+ * The interests of the tables followed, made afresh: none built yet, each
+ * built when decoding first meets its relation.
  */
 void
-mt_worker_gives_way_in_deadlocks(void)
+mt_cont_interests_reset(ContWorker *w)
 {
-	(void) set_config_option("deadlock_timeout", APPLY_DEADLOCK_TIMEOUT, PGC_SUSET,
-							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
-}
-
-/* Did the worker give way to a lock holder (timeout or deadlock)? */
-static bool
-gave_way(ErrorData *edata)
-{
-	return edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
-		edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED;
-}
-
-/* In a PG_CATCH: abort the transaction after giving way, rethrow others. */
-static void
-catch_lock_timeout(MemoryContext caller)
-{
-	ErrorData  *edata;
-
-	MemoryContextSwitchTo(caller);
-	edata = CopyErrorData();
-	if (!gave_way(edata))
-		PG_RE_THROW();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	MemoryContextSwitchTo(caller);
-	ereport(DEBUG1,
-			(errmsg("materialized_table worker gives way to a lock holder: %s", edata->message)));
-}
-
-/*
- * The relations a query view reads: through the views it reads, down to
- * the partitions of the tables, in OID order.  Its operators are named
- * with their schema: an exact match for oid = regclass elsewhere on a
- * search_path would be taken over pg_catalog's oid = oid.
- */
-static List *
-relations_read(Oid query_view)
-{
-	return mt_spi_oids("WITH RECURSIVE reads(relid) AS ("
-					   "  SELECT $1 "
-					   "  UNION "
-					   "  SELECT d.refobjid FROM pg_catalog.pg_rewrite r "
-					   "    JOIN reads ON r.ev_class OPERATOR(pg_catalog.=) reads.relid "
-					   "    JOIN pg_catalog.pg_depend d "
-					   "      ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid "
-					   "         AND d.objid OPERATOR(pg_catalog.=) r.oid "
-					   "         AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid "
-					   "   WHERE d.refobjid OPERATOR(pg_catalog.<>) reads.relid) "
-					   "SELECT relid FROM reads "
-					   "UNION "
-					   "SELECT p.relid FROM reads, "
-					   "  LATERAL pg_catalog.pg_partition_tree(reads.relid::pg_catalog.regclass) p "
-					   "ORDER BY 1", query_view);
-}
-
-/*
- * After the failures-th failure in a row of a table, how long to wait
- * before trying it again: its freshness (a second at least), doubled with
- * each failure after the first, up to a minute.
- */
-static TimestampTz
-retry_time(TimestampTz now, int64 freshness, int failures)
-{
-	int64		delay = Max(freshness, USECS_PER_SEC);
-
-	delay <<= Min(Max(failures - 1, 0), 6);
-	return now + Min(delay, 60 * USECS_PER_SEC);
-}
-
-/*
- * Tables the worker could not read (their query could not be analyzed):
- * not followed, and tried again after a back-off.  In TopMemoryContext.
- */
-typedef struct Unreadable
-{
-	Oid			relid;
-	int			failures;
-	TimestampTz retry_after;
-} Unreadable;
-
-static List *unreadable = NIL;
-
-static Unreadable *
-unreadable_entry(Oid relid)
-{
-	ListCell   *lc;
-
-	foreach(lc, unreadable)
-		if (((Unreadable *) lfirst(lc))->relid == relid)
-			return lfirst(lc);
-	return NULL;
-}
-
-/*
- * A table could not be read: say so in its history, and have it wait for a
- * full recompute, its changes unread from now on.  Its freshness shows as
- * not met (pending_since) until it is maintained again.
- */
-static void
-table_unreadable(MtTable *mt, ErrorData *edata, TimestampTz started)
-{
-	Unreadable *u = unreadable_entry(mt->relid);
-	int64		freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-	MtHistoryRun *run;
-
-	if (u == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		u = palloc0(sizeof(Unreadable));
-		u->relid = mt->relid;
-		unreadable = lappend(unreadable, u);
-		MemoryContextSwitchTo(old);
-	}
-	u->failures++;
-	u->retry_after = retry_time(GetCurrentTimestamp(), freshness, u->failures);
-	ereport(LOG,
-			(errmsg("materialized_table could not follow \"%s\": %s",
-					get_rel_name(mt->relid), edata->message),
-			 errdetail("The table is recomputed once it can be followed again.")));
-	state_exec("UPDATE materialized_table_internal.continuous_state "
-			   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
-			   "WHERE relid = $1", mt->relid, TIMESTAMPTZOID,
-			   TimestampTzGetDatum(started), false);
-	run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, started, false);
-	mt_history_failed(run, edata->message);
-}
-
-/* Analyze one table to follow, into context. */
-static ContTable *
-read_table(MtTable *mt, MemoryContext context)
-{
-	MemoryContext old = MemoryContextSwitchTo(context);
-	ContTable  *t;
-
-	t = palloc0(sizeof(ContTable));
-	t->relid = mt->relid;
-	t->query_view = mt->query_view;
-	t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
-	t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
-	/* what an earlier process kept for it may have been read so */
-	t->inexact_lsn = GetXLogInsertRecPtr();
-	t->reads = relations_read(mt->query_view);
-	t->writes = mt_leaf_relations(mt->relid);
-	MemoryContextSwitchTo(old);
-	return t;
-}
-
-/*
- * Was the table dropped while the worker waited for it (or analyzed it)?  A DROP holding
- * the table (or what its query reads) makes the worker wait, and the
- * relation is gone once the lock is granted: that is no failure of the
- * table, and nothing of it is to be kept.
- */
-static bool
-dropped_meanwhile(Oid relid)
-{
-	AcceptInvalidationMessages();
-	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid));
-}
-
-/*
- * The tables to follow, analyzed, into context; false if one is locked.
- * What the analysis locks beyond them is waited for briefly at most.  A
- * table whose analysis fails is left out (table_unreadable), and the
- * others are followed all the same.
- */
-static bool
-read_tables(List *mts, MemoryContext context, List **result)
-{
-	ListCell   *lc;
-	TimestampTz now = GetCurrentTimestamp();
-	List	   *still_unreadable = NIL;
-
-	*result = NIL;
-	applied_lsn_kept = catalog_keeps_applied_lsn();
-	foreach(lc, mts)
-	{
-		MtTable    *mt = lfirst(lc);
-		Unreadable *u = unreadable_entry(mt->relid);
-		MtSubxact	sub;
-		ContTable  *volatile t = NULL;
-		ErrorData  *volatile edata = NULL;
-
-		if (u && now < u->retry_after)
-		{
-			still_unreadable = lappend(still_unreadable, u);
-			continue;			/* failed a moment ago */
-		}
-		/* the lock keeps a DROP out while the query is analyzed */
-		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
-			return false;
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
-			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
-			continue;			/* dropped since the list was read */
-		mt_subxact_begin(&sub);
-		PG_TRY();
-		{
-			t = read_table(mt, context);
-			mt_subxact_commit(&sub);
-		}
-		PG_CATCH();
-		{
-			edata = mt_subxact_rollback(&sub);
-		}
-		PG_END_TRY();
-		if (edata && gave_way(edata))
-			return false;
-		if (edata)
-		{
-			if (dropped_meanwhile(mt->relid))
-				continue;
-			table_unreadable(mt, edata, now);
-			still_unreadable = lappend(still_unreadable, unreadable_entry(mt->relid));
-			continue;
-		}
-		if (u)
-			ereport(LOG,
-					(errmsg("materialized_table follows \"%s\" again", get_rel_name(mt->relid))));
-		{
-			MemoryContext old = MemoryContextSwitchTo(context);
-
-			*result = lappend(*result, t);
-			MemoryContextSwitchTo(old);
-		}
-	}
-	/* tables read again, or gone, are forgotten here */
-	foreach(lc, unreadable)
-		if (!list_member_ptr(still_unreadable, lfirst(lc)))
-			pfree(lfirst(lc));
-	list_free(unreadable);
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		unreadable = list_copy(still_unreadable);
-		MemoryContextSwitchTo(old);
-	}
-	foreach(lc, *result)
-		load_baseline(lfirst(lc));
-	return true;
-}
-
-/* What the worker learnt of a table it keeps following. */
-static void
-carry_over(List *new_tables)
-{
-	ListCell   *ln;
-	ListCell   *lo;
-
-	foreach(ln, new_tables)
-	{
-		ContTable  *t = lfirst(ln);
-
-		foreach(lo, tables)
-		{
-			ContTable  *old = lfirst(lo);
-
-			if (old->relid == t->relid && old->query_view == t->query_view)
-			{
-				t->full_ms = old->full_ms;
-				t->key_ms = old->key_ms;
-				t->retry_after = old->retry_after;
-				t->failures = old->failures;
-				t->inexact_lsn = old->inexact_lsn;
-				break;
-			}
-		}
-	}
-}
-
-/*
- * mt_continuous_worker_tables_changed
- *		The worker read the catalog again: rebuild what it follows.  False,
- *		with what it followed unchanged, if a table is locked (being dropped
- *		or altered): waiting for it could deadlock with that DDL, so the
- *		caller tries again a moment later.
- */
-bool
-mt_continuous_worker_tables_changed(List *mts)
-{
-	MemoryContext context;
-	List	   *new_tables = NIL;
-	volatile bool busy = false;
 	HASHCTL		ctl;
 
-	/* the batch waiting to be applied refers to the tables as they are */
-	if (batch_pending)
-		return false;
-	context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
-									ALLOCSET_DEFAULT_SIZES);
-	PG_TRY();
-	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		set_lock_timeout();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		busy = !read_tables(mts, context, &new_tables);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		catch_lock_timeout(context);
-		busy = true;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(TopMemoryContext);
-
-	if (busy)
-	{
-		MemoryContextDelete(context);
-		return false;
-	}
-	carry_over(new_tables);
-	reread_wanted = false;
-	if (tables_context)
-		MemoryContextDelete(tables_context);
-	tables_context = context;
-	tables = new_tables;
-	interests = NULL;
-	if (tables == NIL)
-		return true;
+	w->interests = NULL;
+	if (w->tables == NIL)
+		return;
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(InterestEntry);
-	ctl.hcxt = tables_context;
-	interests = hash_create("materialized_table interests", 64, &ctl,
-							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	if (!interests_callback_registered)
+	ctl.hcxt = w->tables_context;
+	w->interests = hash_create("materialized_table interests", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	if (!w->interests_callback_registered)
 	{
-		CacheRegisterRelcacheCallback(interests_invalidate, (Datum) 0);
-		interests_callback_registered = true;
+		CacheRegisterRelcacheCallback(interests_invalidate, PointerGetDatum(w));
+		w->interests_callback_registered = true;
 	}
-	return true;
-}
-
-/*
- * mt_continuous_worker_reread_wanted
- *		Should the worker read its tables again before the next batch?
- *		Decoding met a source whose row layout changed (DDL).
- */
-bool
-mt_continuous_worker_reread_wanted(void)
-{
-	return reread_wanted;
-}
-
-bool
-mt_continuous_worker_start(List *mts)
-{
-	batch_context = AllocSetContextCreate(TopMemoryContext, "materialized_table batch",
-										  ALLOCSET_DEFAULT_SIZES);
-	return mt_continuous_worker_tables_changed(mts);
 }
 
 /* ---------------------------------------------------------------------
@@ -1027,36 +849,41 @@ mt_continuous_worker_start(List *mts)
  * ---------------------------------------------------------------------
  */
 
-static void
-batch_reset(void)
+/* A new batch: nothing decoded yet. */
+void
+mt_cont_batch_reset(ContWorker *w)
 {
 	ListCell   *lc;
 
-	MemoryContextReset(batch_context);
-	foreach(lc, tables)
-	{
-		ContTable  *t = lfirst(lc);
-
-		t->full = false;
-		t->keys = NULL;
-		t->nkeys = 0;
-		t->changes = NIL;
-		t->changes_layout = NULL;
-		t->nchanges = 0;
-		t->folded = NULL;
-		t->oldest = 0;
-		t->side_changes = NIL;
-		t->side_layouts = NULL;
-		t->side_keys = NIL;
-		t->side_full = false;
-	}
-	batch_changes = 0;
-	batch_full = false;
-	batch_xids = NIL;
+	MemoryContextReset(w->batch_context);
+	foreach(lc, w->tables)
+		mt_cont_forget_batch_work(lfirst(lc));
+	w->batch_changes = 0;
+	w->batch_full = false;
+	w->batch_xids = NIL;
 }
 
-static void
-table_gives_up(ContTable *t)
+/* The table has no work of the batch (any more). */
+void
+mt_cont_forget_batch_work(ContTable *t)
+{
+	t->full = false;
+	t->keys = NULL;
+	t->nkeys = 0;
+	t->changes = NIL;
+	t->changes_layout = NULL;
+	t->nchanges = 0;
+	t->folded = NULL;
+	t->oldest = 0;
+	t->side_changes = NIL;
+	t->side_layouts = NULL;
+	t->side_keys = NIL;
+	t->side_full = false;
+}
+
+/* The table is recomputed in full: the details of its work are of no use. */
+void
+mt_cont_table_gives_up(ContTable *t)
 {
 	t->full = true;
 	t->keys = NULL;
@@ -1067,9 +894,17 @@ table_gives_up(ContTable *t)
 	t->side_keys = NIL;
 }
 
+/* Has the batch given the table anything to do? */
+bool
+mt_cont_has_batch_work(ContTable *t)
+{
+	return t->full || t->nkeys > 0 || t->changes != NIL || t->folded != NULL ||
+		t->side_changes != NIL || t->side_keys != NIL || t->side_full;
+}
+
 /* Keep a key tuple (deduplicated). */
-static void
-add_key(ContTable *t, int family, char **values, int n)
+void
+mt_cont_add_key(ContWorker *w, ContTable *t, int family, char **values, int n)
 {
 	uint32		hash = hash_uint32(family);
 	KeyBucket  *bucket;
@@ -1083,7 +918,7 @@ add_key(ContTable *t, int family, char **values, int n)
 
 		ctl.keysize = sizeof(uint32);
 		ctl.entrysize = sizeof(KeyBucket);
-		ctl.hcxt = batch_context;
+		ctl.hcxt = w->batch_context;
 		t->keys = hash_create("materialized_table keys", 256, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
@@ -1113,7 +948,7 @@ add_key(ContTable *t, int family, char **values, int n)
 	e->next = bucket->entries;
 	bucket->entries = e;
 	if (++t->nkeys > MAX_TABLE_CHANGES)
-		table_gives_up(t);
+		mt_cont_table_gives_up(t);
 }
 
 /* The key values a decoded row gives; false if one cannot be read. */
@@ -1147,8 +982,8 @@ extract_key(Interest *in, Relation rel, HeapTuple tuple, char **values)
  * changes the layout; decoding hands over each row in the layout of its
  * time.
  */
-static bool
-same_layout(TupleDesc a, TupleDesc b)
+bool
+mt_cont_same_layout(TupleDesc a, TupleDesc b)
 {
 	if (a->natts != b->natts)
 		return false;
@@ -1169,8 +1004,8 @@ same_layout(TupleDesc a, TupleDesc b)
  * reads them with the source as it is then, which DDL committed since they
  * were decoded may have changed.
  */
-static bool
-changes_layout_current(ContTable *t)
+bool
+mt_cont_changes_layout_current(ContTable *t)
 {
 	Relation	source;
 	bool		same;
@@ -1180,7 +1015,7 @@ changes_layout_current(ContTable *t)
 	source = RelationIdGetRelation(t->analysis->delta_source);
 	if (!RelationIsValid(source))
 		return false;
-	same = same_layout(t->changes_layout, RelationGetDescr(source));
+	same = mt_cont_same_layout(t->changes_layout, RelationGetDescr(source));
 	RelationClose(source);
 	return same;
 }
@@ -1311,7 +1146,7 @@ fold_change(ContTable *t, Interest *in, HeapTuple *tuples)
 	}
 	/* as many groups as rows kept the other way: a recompute will do */
 	if (mt_deltas_ngroups(t->folded) > MAX_TABLE_CHANGES)
-		table_gives_up(t);
+		mt_cont_table_gives_up(t);
 }
 
 /*
@@ -1335,7 +1170,7 @@ side_of(ContTable *t, Oid relid)
  * A changed row of one of a DELTAS join's other sources: kept as rows (the
  * delta rule adjusts by them), and as the key tuples it names (or
  * "everything"), which are recomputed instead when the rule cannot be
- * applied (sides_decide).
+ * applied (mt_cont_sides_decide).
  */
 static void
 side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
@@ -1347,7 +1182,7 @@ side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
 						   rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)) ||
 		(newtup && action == 'U' && HeapTupleHasExternal(newtup)))
 	{
-		table_gives_up(t);		/* no whole old row to read, or to join */
+		mt_cont_table_gives_up(t);	/* no whole old row to read, or to join */
 		return;
 	}
 	if (t->side_layouts == NULL)
@@ -1385,32 +1220,42 @@ side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
 		t->side_changes = lappend(t->side_changes, rc);
 	}
 	if (++t->nchanges > MAX_TABLE_CHANGES)
-		table_gives_up(t);
+		mt_cont_table_gives_up(t);
 }
 
-static void
-sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
-			HeapTuple oldtup, HeapTuple newtup)
+/* ---------------------------------------------------------------------
+ * The sink
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A row change decoded (arg: the worker): what each table reading the
+ * relation needs of it.
+ */
+void
+mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
+					HeapTuple oldtup, HeapTuple newtup)
 {
+	ContWorker *w = (ContWorker *) arg;
 	InterestEntry *entry;
 	MemoryContext old;
 	ListCell   *lc;
 	bool		relevant = false;
 	int			side;
 
-	if (interests == NULL)
+	if (w->interests == NULL)
 		return;
-	entry = interests_of(rel);
+	entry = interests_of(w, rel);
 	if (entry->interests == NIL)
 		return;
 
-	old = MemoryContextSwitchTo(batch_context);
+	old = MemoryContextSwitchTo(w->batch_context);
 	foreach(lc, entry->interests)
 	{
 		Interest   *in = lfirst(lc);
 		ContTable  *t = in->table;
 
-		if (!t->synced || t->full || in_baseline(t, txn->xid, txn->final_lsn))
+		if (!t->synced || t->full || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
@@ -1425,7 +1270,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 							   rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)))
 		{
 			/* no whole old row to read (replica identity not FULL): recompute */
-			table_gives_up(t);
+			mt_cont_table_gives_up(t);
 			continue;
 		}
 
@@ -1436,15 +1281,15 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 			char	  **values = palloc(sizeof(char *) * (in->nkeys + 1));
 
 			if ((oldtup && !extract_key(in, rel, oldtup, values)))
-				table_gives_up(t);
+				mt_cont_table_gives_up(t);
 			else if (oldtup)
-				add_key(t, in->use->family, values, in->nkeys);
+				mt_cont_add_key(w, t, in->use->family, values, in->nkeys);
 			if (newtup && !t->full)
 			{
 				if (!extract_key(in, rel, newtup, values))
-					table_gives_up(t);
+					mt_cont_table_gives_up(t);
 				else
-					add_key(t, in->use->family, values, in->nkeys);
+					mt_cont_add_key(w, t, in->use->family, values, in->nkeys);
 			}
 		}
 		else
@@ -1456,7 +1301,7 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 
 			if (newtup && action == 'U' && HeapTupleHasExternal(newtup))
 			{
-				table_gives_up(t);
+				mt_cont_table_gives_up(t);
 				continue;
 			}
 			if (t->analysis->fold_while_decoding)
@@ -1496,535 +1341,186 @@ sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				t->changes = lappend(t->changes, rc);
 			}
 			if (++t->nchanges > MAX_TABLE_CHANGES)
-				table_gives_up(t);
+				mt_cont_table_gives_up(t);
 		}
 	}
 	if (relevant)
 	{
 		/* TransactionIds kept in an OID list: both are 32-bit */
-		if (batch_xids == NIL || (TransactionId) llast_oid(batch_xids) != txn->xid)
-			batch_xids = lappend_oid(batch_xids, (Oid) txn->xid);
-		if (++batch_changes > MAX_BATCH_CHANGES)
-			batch_full = true;
+		if (w->batch_xids == NIL || (TransactionId) llast_oid(w->batch_xids) != txn->xid)
+			w->batch_xids = lappend_oid(w->batch_xids, (Oid) txn->xid);
+		if (++w->batch_changes > MAX_BATCH_CHANGES)
+			w->batch_full = true;
 	}
 	MemoryContextSwitchTo(old);
 }
 
-static void
-sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
+/* A TRUNCATE decoded: the tables reading the relation are recomputed. */
+void
+mt_cont_sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
 {
+	ContWorker *w = (ContWorker *) arg;
 	InterestEntry *entry;
 	ListCell   *lc;
 
-	if (interests == NULL)
+	if (w->interests == NULL)
 		return;
-	entry = interests_of(rel);
+	entry = interests_of(w, rel);
 	foreach(lc, entry->interests)
 	{
 		ContTable  *t = ((Interest *) lfirst(lc))->table;
 
-		if (!t->synced || in_baseline(t, txn->xid, txn->final_lsn))
+		if (!t->synced || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
-		table_gives_up(t);
+		mt_cont_table_gives_up(t);
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
 	}
 }
 
-static void
-sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
+void
+mt_cont_sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
 {
 }
 
-/* ---------------------------------------------------------------------
- * The slot and the decoding context
- * ---------------------------------------------------------------------
+/* =====================================================================
+ * Recomputing
+ * =====================================================================
  */
 
-static void
-noop_prepare_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
+/* a keys pass over fewer keys is not a measure of the cost per key */
+#define MIN_MEASURED_KEYS		200
+
+/*
+ * Is the DELTAS table its own state (MtAnalysis.in_place)?  What its
+ * pipeline was created as, which the constraints may no longer say, and
+ * which a cycle may have changed (mt_cont_keep_state): asked of the catalog.
+ */
+bool
+mt_cont_own_rows(ContTable *t)
 {
-}
-
-static void
-noop_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
-{
-}
-
-/* Is our plugin allowed here?  Say so in the log once if not. */
-static bool
-plugin_allowed(void)
-{
-	static bool warned = false;
-	const char *allowed = GetConfigOption("output_plugin_libraries", true, false);
-
-	if (allowed == NULL || strstr(allowed, MT_OUTPUT_PLUGIN) != NULL)
-	{
-		warned = false;
-		return true;
-	}
-	if (!warned)
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("materialized_table cannot follow CONTINUOUS tables: output plugin \"%s\" is not allowed",
-						MT_OUTPUT_PLUGIN),
-				 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
-						 MT_OUTPUT_PLUGIN)));
-	warned = true;
-	return false;
-}
-
-/* Take every table up again: the slot starts afresh. */
-static void
-mark_all_unsynced(const char *why)
-{
-	ListCell   *lc;
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	SPI_connect();
-	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
-				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
-				SPI_OK_UPDATE);
-	mt_spi_exec("DELETE FROM materialized_table_internal.continuous_baseline", SPI_OK_DELETE);
-	SPI_finish();
-	if (why)
-		foreach(lc, tables)
-			mt_history_note(((ContTable *) lfirst(lc))->relid,
-							mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, "FAILED", why, false);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	foreach(lc, tables)
-	{
-		((ContTable *) lfirst(lc))->synced = false;
-		((ContTable *) lfirst(lc))->has_baseline = false;
-	}
-}
-
-static void
-create_slot(void)
-{
-	LogicalDecodingContext *ctx;
-
-	CheckLogicalDecodingRequirements();
-	ReplicationSlotCreate(slot_name, true, RS_EPHEMERAL, false);
-	ctx = CreateInitDecodingContext(MT_OUTPUT_PLUGIN, NIL, false, InvalidXLogRecPtr,
-									XL_ROUTINE(.page_read = read_local_xlog_page,
-											   .segment_open = wal_segment_open,
-											   .segment_close = wal_segment_close),
-									noop_prepare_write, noop_write, NULL);
-	DecodingContextFindStartpoint(ctx);
-	FreeDecodingContext(ctx);
-	ReplicationSlotPersist();
-	ReplicationSlotRelease();
+	return !mt_deltas_has_state(t->relid);
 }
 
 /*
- * The decoding context's page reader: the WAL flushed so far, never
- * waiting for more.  The WAL writer flushes whole pages, so the last
- * record may be flushed only in part, and its tail can wait long: WAL
- * written by a transaction that commits nothing (pages pruned by a long
- * report, say) is flushed when that transaction ends.  read_local_xlog_page
- * would wait for the tail, and the committed changes before it with it.
+ * A DELTAS table without hidden counts needs them after all: a changed row
+ * brought a NULL to a sum, or the table can no longer be its own state
+ * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
+ * dropped, a metadata column added), or never was: its query became one
+ * for deltas after its pipeline was created for another strategy (a
+ * source set LOGGED), and its rows hold no known baseline.  Create them,
+ * for the full recompute the caller does next, which fills them.  The
+ * table is maintained that way from now on, and says so.
  */
-static int
-read_flushed_wal_page(XLogReaderState *reader, XLogRecPtr page, int length,
-					  XLogRecPtr record, char *buffer)
+void
+mt_cont_keep_state(ContTable *t)
 {
-	if (page + length > GetFlushRecPtr(NULL))
-		return -1;				/* decode_batch stops before this record */
-	return read_local_xlog_page(reader, page, length, record, buffer);
+	MtTable    *mt = mt_catalog_lookup(t->relid, false);
+	MtAnalysis *now = mt_analyze_query_view(mt->query_view, mt->relid);
+
+	mt_deltas_create_objects(t->relid, t->analysis);
+	CommandCounterIncrement();
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
+					   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
 }
 
 /*
- * ensure_decoding
- *		The origin, the slot and an open decoding context; false if decoding
- *		is not possible right now.
+ * Recompute the whole table.  For DELTAS, the state first (unless the
+ * table is its own state), then the table from it, both as of one snapshot
+ * that becomes the table's baseline.
  */
-static bool
-ensure_decoding(void)
+MtRefreshCounts
+mt_cont_recompute_full(ContTable *t)
 {
-	ReplicationSlot *slot;
-	XLogRecPtr	start;
-	MemoryContext old;
+	MtRefreshRequest req = {0};
+	MtRefreshCounts counts;
 
-	if (decoding)
-		return true;
-	if (!plugin_allowed())
-		return false;
-	strlcpy(slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(slot_name));
-
-	if (origin == InvalidRepOriginId)
+	req.relid = t->relid;
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		origin = replorigin_by_name(slot_name, true);
-		if (origin == InvalidRepOriginId)
-			origin = replorigin_create(slot_name);
-		CommitTransactionCommand();
-	}
-	if (!origin_session)
-	{
-		replorigin_session_setup(origin);
-		replorigin_session_origin = origin;
-		origin_session = true;
-	}
-	sink.own_origin = origin;
-	mt_decode_sink = &sink;
+		Snapshot	snap;
+		Oid			types[5] = {OIDOID};
+		Datum		values[5];
 
-	slot = SearchNamedReplicationSlot(slot_name, true);
-	if (slot && slot->data.restart_lsn == InvalidXLogRecPtr &&
-		slot->data.invalidated_at != InvalidXLogRecPtr)
-	{
-		/* removed WAL it needed (max_slot_wal_keep_size): start over */
-		ReplicationSlotDrop(slot_name, true);
-		slot = NULL;
-		create_slot();
-		mark_all_unsynced("the replication slot was invalidated (max_slot_wal_keep_size): the table is recomputed in full");
-	}
-	else if (slot == NULL)
-	{
-		bool		followed = false;
-		ListCell   *lc;
+		snap = RegisterSnapshot(GetTransactionSnapshot());
+		if (!mt_cont_own_rows(t))
+		{
+			mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
+			CommandCounterIncrement();
+			snap->curcid = GetCurrentCommandId(false);
+			req.source_view = mt_deltas_derived_view(t->relid);
+		}
+		PushActiveSnapshot(snap);
+		req.use_snapshot = true;
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
 
-		/*
-		 * Tables followed already and no slot: this is a promoted standby,
-		 * or a copy of the cluster (pg_basebackup), which have no slots.
-		 * (The first table of a database has no slot either.)
-		 */
-		foreach(lc, tables)
-			followed |= ((ContTable *) lfirst(lc))->synced;
-		pgstat_report_activity(STATE_RUNNING, "materialized_table: creating replication slot");
-		create_slot();
-		mark_all_unsynced(followed ?
-						  "the replication slot does not exist on this server (a promoted standby, or a copy of the cluster): the table is recomputed in full" :
-						  NULL);
-	}
-
-	ReplicationSlotAcquire(slot_name, true);
-	confirm_lsn = InvalidXLogRecPtr;
-	start = replorigin_session_get_progress(false);
-
-	/*
-	 * Created outside a transaction, the context would mark this process as
-	 * one whose xmin the horizons ignore (as fits a walsender): the
-	 * snapshots of our own transactions would then no longer keep the row
-	 * versions they see from being pruned, and our updates would break HOT
-	 * chains.
-	 */
-	old = CurrentMemoryContext;
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	MemoryContextSwitchTo(TopMemoryContext);
-	decoding = CreateDecodingContext(start, NIL, false,
-									 XL_ROUTINE(.page_read = read_flushed_wal_page,
-												.segment_open = wal_segment_open,
-												.segment_close = wal_segment_close),
-									 noop_prepare_write, noop_write, NULL);
-	CommitTransactionCommand();
-	MemoryContextSwitchTo(old);
-	XLogBeginRead(decoding->reader, MyReplicationSlot->data.restart_lsn);
-	ReplicationSlotRelease();
-	mt_decode_sink = NULL;
-	return true;
-}
-
-/* Close the decoding context, which wants its slot held if it still exists. */
-static void
-close_decoding(void)
-{
-	if (decoding == NULL)
-		return;
-	if (MyReplicationSlot == NULL && SearchNamedReplicationSlot(slot_name, true))
-		ReplicationSlotAcquire(slot_name, true);
-	if (MyReplicationSlot)
-	{
-		FreeDecodingContext(decoding);
-		ReplicationSlotRelease();
+		values[0] = ObjectIdGetDatum(t->relid);
+		mt_cont_seen_datums(snap, types + 1, values + 1);
+		/* every transaction the snapshot saw had committed before this point */
+		types[4] = PG_LSNOID;
+		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
+		SPI_connect();
+		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
+								  "baseline_lsn = $5 WHERE relid = $1",
+								  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
+		SPI_finish();
+		UnregisterSnapshot(snap);
+		/* that snapshot saw all any group baseline saw */
+		mt_cont_state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+						   t->relid, InvalidOid, 0, false);
 	}
 	else
-	{
-		/* the slot is gone, and the files it spilled with it */
-		XLogReaderFree(decoding->reader);
-		MemoryContextDelete(decoding->context);
-	}
-	decoding = NULL;
-	confirm_lsn = InvalidXLogRecPtr;
-	batch_pending = false;		/* decoded again from the origin's position */
+		counts = mt_refresh_rows(&req);
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
+	return counts;
 }
 
 /*
- * Hold the slot, for decoding only.  Acquiring a logical slot marks this
- * process as decoding, and other backends' snapshots then leave its
- * transactions out: while it held the slot, a reader would take the
- * worker's uncommitted writes for aborted ones and hint them so for good.
- * So the slot is held while decoding and released before applying.
- * False (the decoding context closed) if the slot is gone meanwhile.
+ * Recompute the groups of a DELTAS table that changes of the sources it
+ * joins name, in the state as of a snapshot that becomes the groups'
+ * baseline.  Adjustments of changes that snapshot saw must already be in
+ * the state: they are applied first.
  */
-static bool
-acquire_slot(void)
+MtRefreshCounts
+mt_cont_recompute_groups(ContTable *t, List *groups)
 {
-	ReplicationSlot *slot = SearchNamedReplicationSlot(slot_name, true);
+	MtRefreshCounts counts = {0};
+	Snapshot	snap;
 
-	if (slot == NULL || slot->data.invalidated_at != InvalidXLogRecPtr)
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	if (mt_cont_own_rows(t))
 	{
-		close_decoding();
-		return false;
+		/* the table's rows of those groups, from the query */
+		MtRefreshRequest req = {0};
+
+		req.relid = t->relid;
+		req.filter = groups;
+		req.use_snapshot = true;
+		PushActiveSnapshot(snap);
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
 	}
-	ReplicationSlotAcquire(slot_name, true);
-	return true;
-}
-
-/*
- * The transaction a commit record ends (its prepared one for COMMIT
- * PREPARED), and when it committed; InvalidTransactionId for any other
- * record.
- */
-static TransactionId
-committed_xid(XLogReaderState *reader, TimestampTz *commit_time)
-{
-	uint8		info = XLogRecGetInfo(reader) & XLOG_XACT_OPMASK;
-	xl_xact_parsed_commit parsed;
-
-	if (XLogRecGetRmid(reader) != RM_XACT_ID ||
-		(info != XLOG_XACT_COMMIT && info != XLOG_XACT_COMMIT_PREPARED))
-		return InvalidTransactionId;
-	ParseCommitRecord(XLogRecGetInfo(reader), (xl_xact_commit *) XLogRecGetData(reader), &parsed);
-	*commit_time = parsed.xact_time;
-	return info == XLOG_XACT_COMMIT_PREPARED ? parsed.twophase_xid : XLogRecGetXid(reader);
-}
-
-/*
- * Errors that say nothing of the transaction being decoded, but of the
- * process or the machine: the worker stops on them, as before, and decodes
- * the transaction again when it starts over.
- */
-static bool
-error_of_the_process(ErrorData *edata)
-{
-	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
-
-	return class == ERRCODE_INSUFFICIENT_RESOURCES ||
-		class == ERRCODE_OPERATOR_INTERVENTION ||
-		class == ERRCODE_SYSTEM_ERROR ||
-		edata->sqlerrcode == ERRCODE_DATA_CORRUPTED ||
-		edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED;
-}
-
-/*
- * A committed transaction could not be replayed, and the reorder buffer
- * has let it go: some of its changes were handed over, the others never
- * will be.  Which relations those were is not known, so every table that
- * follows changes and has not seen the transaction yet is recomputed from
- * the sources as they are now, which is right whatever the transaction did.
- */
-static void
-transaction_lost(TransactionId xid, TimestampTz commit_time, ErrorData *edata)
-{
-	ListCell   *lc;
-	MemoryContext old = MemoryContextSwitchTo(batch_context);
-
-	foreach(lc, tables)
-	{
-		ContTable  *t = lfirst(lc);
-
-		if (!t->synced || in_baseline(t, xid, decoding->reader->ReadRecPtr))
-			continue;
-		table_gives_up(t);
-		if (t->oldest == 0 || commit_time < t->oldest)
-			t->oldest = commit_time;
-	}
-	if (batch_xids == NIL || (TransactionId) llast_oid(batch_xids) != xid)
-		batch_xids = lappend_oid(batch_xids, (Oid) xid);
-	MemoryContextSwitchTo(old);
-	ereport(LOG,
-			(errmsg("materialized_table worker could not decode transaction %u", xid),
-			 errdetail("Decoding it failed: %s", edata->message),
-			 errhint("The CONTINUOUS tables of this database are recomputed from their sources instead.")));
-}
-
-/*
- * Decode one record.  Replaying a committed transaction reads the catalog
- * as the transaction saw it, and that can fail for relations gone since:
- * PostgreSQL looks up the current pg_class row of a user_catalog_table,
- * say, and finds none once it was dropped.  Such a transaction is
- * skipped (see transaction_lost), once, instead of failing every attempt
- * to decode past it -- and with it, every table of the database.  Any
- * other failure stops the worker, as it would have.
- */
-static void
-decode_record(void)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-
-	PG_TRY();
-	{
-		LogicalDecodingProcessRecord(decoding, decoding->reader);
-	}
-	PG_CATCH();
-	{
-		TimestampTz commit_time = 0;
-		TransactionId xid = committed_xid(decoding->reader, &commit_time);
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		/* the reorder buffer cleans a transaction up when its replay fails */
-		if (!TransactionIdIsValid(xid) || error_of_the_process(edata) ||
-			hash_search(decoding->reorder->by_txn, &xid, HASH_FIND, NULL) != NULL)
-			PG_RE_THROW();
-		FlushErrorState();
-		/* the replay's transaction is aborted already; nothing else is open */
-		if (IsTransactionState())
-			AbortCurrentTransaction();
-		CurrentResourceOwner = owner;
-		MemoryContextSwitchTo(caller);
-		transaction_lost(xid, commit_time, edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-}
-
-/* Read the WAL flushed so far (or until the batch is full). */
-static void
-decode_batch(void)
-{
-	XLogRecPtr	end_of_wal = GetFlushRecPtr(NULL);
-	ResourceOwner owner = CurrentResourceOwner;
-
-	sink.own_origin = origin;
-	mt_decode_sink = &sink;
-	pgstat_report_activity(STATE_RUNNING, "materialized_table: decoding changes");
-	PG_TRY();
-	{
-		/*
-		 * Decoding reads the catalogs as they were when each change was
-		 * made; entries the apply built from today's catalogs would stand
-		 * for older ones.  They differ only if a catalog change came in
-		 * between, and every catalog change reaches this process as an
-		 * invalidation message (the apply took its locks, so it read no
-		 * catalog change before its message): without one since the last
-		 * batch, the caches are kept, and so are the plans made from them.
-		 */
-		if (!caches_fit_for_decoding || SharedInvalidMessageCounter != decoding_inval_count)
-		{
-			InvalidateSystemCaches();
-			caches_fit_for_decoding = true;
-		}
-		decoding_inval_count = SharedInvalidMessageCounter;
-		while (decoding->reader->EndRecPtr < end_of_wal && !batch_full)
-		{
-			char	   *errm = NULL;
-			XLogRecord *record = XLogReadRecord(decoding->reader, &errm);
-
-			if (errm)
-				elog(ERROR, "could not read WAL for logical decoding: %s", errm);
-			if (record == NULL)
-			{
-				/* its tail is not flushed yet: read it again next batch */
-				XLogBeginRead(decoding->reader, decoding->reader->EndRecPtr);
-				break;
-			}
-			decode_record();
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-	PG_FINALLY();
-	{
-		mt_decode_sink = NULL;
-		CurrentResourceOwner = owner;
-	}
-	PG_END_TRY();
-	ReplicationSlotRelease();
+	else
+		mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
+	/* every transaction the snapshot saw had committed before this point */
+	mt_cont_record_group_baseline(t->relid, groups, snap, GetXLogInsertRecPtr());
+	UnregisterSnapshot(snap);
+	CommandCounterIncrement();
+	return counts;
 }
 
 /* ---------------------------------------------------------------------
- * Applying
+ * The keys named, and the cost of each way
  * ---------------------------------------------------------------------
  */
-
-/* The commits decoded must be visible to the snapshots that read sources. */
-static void
-wait_for_visibility(void)
-{
-	ListCell   *lc;
-
-	foreach(lc, batch_xids)
-	{
-		TransactionId xid = (TransactionId) lfirst_oid(lc);
-
-		while (TransactionIdIsInProgress(xid))
-		{
-			CHECK_FOR_INTERRUPTS();
-			pg_usleep(1000L);
-		}
-	}
-}
-
-typedef struct TableState
-{
-	bool		exists;
-	bool		suspended;
-	bool		synced;
-	bool		needs_full;
-	TimestampTz pending_since;	/* 0: nothing kept */
-	TimestampTz last_apply;
-	bool		poll;
-	bool		deltas;			/* its pipeline was created for DELTAS */
-} TableState;
-
-static TableState
-read_state(Oid relid)
-{
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	TableState	st = {0};
-
-	SPI_connect();
-	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
-							  "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
-							  "FROM materialized_table_internal.continuous_state c "
-							  "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid OPERATOR(pg_catalog.=) c.relid "
-							  "WHERE c.relid = $1",
-							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the continuous state of a table");
-	if (SPI_processed == 1)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Datum		d;
-
-		st.exists = true;
-		st.suspended = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
-		st.synced = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
-		st.needs_full = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
-		d = SPI_getbinval(tup, desc, 4, &isnull);
-		st.pending_since = isnull ? 0 : DatumGetTimestampTz(d);
-		d = SPI_getbinval(tup, desc, 5, &isnull);
-		st.last_apply = isnull ? 0 : DatumGetTimestampTz(d);
-		st.poll = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
-		st.deltas = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
-	}
-	SPI_finish();
-	return st;
-}
-
-/* Run one statement about a table's state with its OID as $1 (and $2). */
-static void
-state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2)
-{
-	Oid			types[2] = {OIDOID, type2};
-	Datum		values[2] = {ObjectIdGetDatum(relid), value2};
-	char		nulls[2] = {' ', null2 ? 'n' : ' '};
-
-	SPI_connect();
-	if (mt_spi_execute_saved(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
-		elog(ERROR, "could not update the continuous state of \"%s\"", get_rel_name(relid));
-	SPI_finish();
-}
 
 /* Keys written by the batch or kept earlier, as the engine's filter. */
 static List *
@@ -2103,89 +1599,130 @@ keys_filter(ContTable *t, List *logged)
 	return families;
 }
 
-/* The keys kept for a table in change_keys. */
-static List *
-logged_keys(Oid relid)
+/*
+ * The number of distinct values of a column of the table by its statistics
+ * (ANALYZE, autovacuum), or 0 when there are none.
+ */
+static double
+column_ndistinct(Oid relid, const char *column, double rows)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	List	   *result = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-	uint64		r;
+	AttrNumber	attnum = get_attnum(relid, column);
+	bool		inherited = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
+	double		ndistinct = 0;
+	HeapTuple	tup;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT family, keys FROM materialized_table_internal.change_keys "
-							  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the kept keys of \"%s\"", get_rel_name(relid));
-	for (r = 0; r < SPI_processed; r++)
+	if (attnum == InvalidAttrNumber)
+		return 0;
+	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+						  Int16GetDatum(attnum), BoolGetDatum(inherited));
+	if (HeapTupleIsValid(tup))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		bool		isnull;
-		ArrayType  *arr;
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-		int			i;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		KeyEntry   *e = palloc0(sizeof(KeyEntry));
+		float4		stadistinct = ((Form_pg_statistic) GETSTRUCT(tup))->stadistinct;
 
-		e->family = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
-		arr = DatumGetArrayTypePCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
-		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-		e->nvalues = n;
-		e->values = palloc(sizeof(char *) * (n + 1));
-		for (i = 0; i < n; i++)
-			e->values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
-		result = lappend(result, e);
-		MemoryContextSwitchTo(spi);
+		/* negative: a fraction of the rows */
+		ndistinct = stadistinct > 0 ? stadistinct : -stadistinct * rows;
+		ReleaseSysCache(tup);
 	}
-	SPI_finish();
-	return result;
+	return ndistinct;
 }
 
-/* Keep the batch's keys of a table in change_keys. */
-static void
-log_keys(ContTable *t)
+/*
+ * Is recomputing everything cheaper than recomputing the rows the filter
+ * names?  Each key value rereads the rows it names: past a tenth of the
+ * table a full pass wins.  A value names rows / ndistinct rows of its
+ * column -- with GROUP BY o.ds, c.region, a changed order's day names every
+ * region of that day -- so a family names the product, over its columns,
+ * of the share of each column's values it holds.  Without statistics a key
+ * is taken to name one row.
+ */
+static bool
+too_many_keys(ContTable *t, List *filter, int64 nkeys)
 {
-	Oid			types[3] = {OIDOID, INT4OID, TEXTARRAYOID};
-	HASH_SEQ_STATUS status;
-	KeyBucket  *bucket;
-	SPIPlanPtr	plan;
+	double		rows = 0;
+	double		untouched = 1;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
+	ListCell   *lf;
 
-	if (t->keys == NULL)
-		return;
-	SPI_connect();
-	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_keys (relid, family, keys) "
-					   "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", 3, types);
-	hash_seq_init(&status, t->keys);
-	while ((bucket = hash_seq_search(&status)) != NULL)
+	if (HeapTupleIsValid(tup))
 	{
-		KeyEntry   *e;
+		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+		ReleaseSysCache(tup);
+	}
+	foreach(lf, filter)
+	{
+		double		share = 1;
+		ListCell   *lc;
 
-		for (e = bucket->entries; e; e = e->next)
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
 		{
-			Datum	   *elems = palloc(sizeof(Datum) * (e->nvalues + 1));
-			bool	   *nulls = palloc(sizeof(bool) * (e->nvalues + 1));
-			int			dims[1] = {e->nvalues};
-			int			lbs[1] = {1};
-			Datum		values[3];
-			int			i;
+			MtFilterColumn *col = lfirst(lc);
+			double		ndistinct = column_ndistinct(t->relid, col->name, rows);
+			double		nvalues = list_length(col->values) + (col->has_null ? 1 : 0);
 
-			for (i = 0; i < e->nvalues; i++)
-			{
-				nulls[i] = (e->values[i] == NULL);
-				elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->values[i]);
-			}
-			values[0] = ObjectIdGetDatum(t->relid);
-			values[1] = Int32GetDatum(e->family);
-			values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
-														   -1, false, TYPALIGN_INT));
-			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
-				elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
+			if (ndistinct <= 0)
+				return nkeys > 1000 && nkeys > rows / 10;
+			share *= Min(1.0, nvalues / ndistinct);
 		}
+		untouched *= 1 - share;
 	}
-	SPI_finish();
+	nkeys = Max(nkeys, (int64) (rows * (1 - untouched)));
+	return nkeys > 1000 && nkeys > rows / 10;
 }
+
+double
+mt_cont_elapsed_ms(TimestampTz start)
+{
+	return (GetCurrentTimestamp() - start) / 1000.0;
+}
+
+/* A cost measured again: the new figure weighs as much as all before. */
+double
+mt_cont_measured(double before, double now)
+{
+	return before > 0 ? (before + now) / 2 : now;
+}
+
+/*
+ * Take the cheaper way: recompute everything rather than the rows of these
+ * keys?  Once both ways have been measured on this table (a keys pass of
+ * MIN_MEASURED_KEYS keys or more, and a full recompute -- its first sync is
+ * one), their costs decide; before that, the estimate from statistics.
+ */
+bool
+mt_cont_full_is_cheaper(ContTable *t, List *filter, int64 nkeys)
+{
+	if (t->full_ms > 0 && t->key_ms > 0)
+		return nkeys * t->key_ms > t->full_ms;
+	return too_many_keys(t, filter, nkeys);
+}
+
+/*
+ * The keys the batch and the work kept for the table name (kept ones are
+ * read only when there are some), as a filter; NIL when none.
+ */
+List *
+mt_cont_named_keys(ContTable *t, TableState *st, int64 *nkeys, bool *had_logged)
+{
+	List	   *logged = st->pending_since ? mt_cont_logged_keys(t->relid) : NIL;
+
+	*nkeys = t->nkeys + list_length(logged);
+	*had_logged = (logged != NIL);
+	return keys_filter(t, logged);
+}
+
+/* A keys pass over nkeys keys took this long since start. */
+void
+mt_cont_measure_keys(ContTable *t, int64 nkeys, TimestampTz start)
+{
+	/* a pass over few keys is mostly fixed costs: not a measure */
+	if (nkeys >= MIN_MEASURED_KEYS)
+		t->key_ms = mt_cont_measured(t->key_ms, mt_cont_elapsed_ms(start) / nkeys);
+}
+
+/* =====================================================================
+ * A DELTAS table's adjustments
+ * =====================================================================
+ */
 
 /* Changed rows of one sign, by the baselines that saw them. */
 typedef struct RowClass
@@ -2209,7 +1746,7 @@ row_classes(List *changes, List *baselines)
 		RowClass   *class = NULL;
 
 		foreach(lb, baselines)
-			if (saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
+			if (mt_cont_saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
 				mask = bms_add_member(mask, foreach_current_index(lb));
 		foreach(lb, classes)
 		{
@@ -2322,14 +1859,14 @@ add_term_set(ContTable *t, MtDeltaSet *set, List *baselines, TermMember *members
 /*
  * The terms of the delta rule for a DELTAS join: delta_source's changed
  * rows joined with the other sources; with sides (the batch applied with
- * a snapshot of its end, sides_decide), the terms of every set of the
+ * a snapshot of its end, mt_cont_sides_decide), the terms of every set of the
  * changed sources (see add_term_set).  A change a group's baseline saw
  * adds nothing to that group (see Baselines above).
  */
 static void
 add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 {
-	List	   *baselines = group_baselines(t->relid);
+	List	   *baselines = mt_cont_group_baselines(t->relid);
 	TermMember	members[MAX_TERM_SOURCES];
 	int			nmembers = 0;
 	ListCell   *lc;
@@ -2351,7 +1888,10 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 		}
 		return;
 	}
-	/* (sides_decide lets through MAX_TERM_SOURCES changed sources at most) */
+	/*
+	 * (mt_cont_sides_decide lets through MAX_TERM_SOURCES changed sources at
+	 * most)
+	 */
 	for (int k = 1; k <= list_length(t->analysis->sides); k++)
 	{
 		List	   *rows = NIL;
@@ -2384,8 +1924,8 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
  * the adjustments of delta_source's rows read the sources as they are
  * now, which marks the table inexact up to here.
  */
-static bool
-sides_decide(ContTable *t)
+bool
+mt_cont_sides_decide(ContWorker *w, ContTable *t)
 {
 	Bitmapset  *changed = NULL;
 	bool		layouts_current = true;
@@ -2407,26 +1947,26 @@ sides_decide(ContTable *t)
 				continue;
 			source = RelationIdGetRelation(((MtDeltaSide *) list_nth(t->analysis->sides, i))->relid);
 			if (!RelationIsValid(source) ||
-				!same_layout(t->side_layouts[i], RelationGetDescr(source)))
+				!mt_cont_same_layout(t->side_layouts[i], RelationGetDescr(source)))
 				layouts_current = false;
 			if (RelationIsValid(source))
 				RelationClose(source);
 		}
 	if (bms_num_members(changed) <= MAX_TERM_SOURCES && layouts_current &&
-		batch_start >= t->inexact_lsn &&
+		w->batch_start >= t->inexact_lsn &&
 		mt_batch_snapshot_push(t->reads))
 		return true;
 
 	/* the rows of the other sources name what to recompute */
 	if (t->side_full)
-		table_gives_up(t);
+		mt_cont_table_gives_up(t);
 	else
 	{
 		foreach(lc, t->side_keys)
 		{
 			SideKey    *k = lfirst(lc);
 
-			add_key(t, k->family, k->values, k->nvalues);
+			mt_cont_add_key(w, t, k->family, k->values, k->nvalues);
 		}
 		t->inexact_lsn = GetXLogInsertRecPtr();
 	}
@@ -2435,11 +1975,11 @@ sides_decide(ContTable *t)
 
 /*
  * The adjustments of the batch (and optionally those kept) of a DELTAS
- * table; with sides, read with the snapshot sides_decide pushed, and
+ * table; with sides, read with the snapshot mt_cont_sides_decide pushed, and
  * adjusted by the other sources' changed rows too.
  */
-static MtDeltaSet *
-batch_deltas(ContTable *t, bool with_logged, bool sides)
+MtDeltaSet *
+mt_cont_batch_deltas(ContTable *t, bool with_logged, bool sides)
 {
 	MtDeltaSet *set;
 	ListCell   *lc;
@@ -2497,259 +2037,24 @@ batch_deltas(ContTable *t, bool with_logged, bool sides)
 	return set;
 }
 
-/*
- * Is the DELTAS table its own state (MtAnalysis.in_place)?  What its
- * pipeline was created as, which the constraints may no longer say, and
- * which a cycle may have changed (keep_state): asked of the catalog.
+/* =====================================================================
+ * One table's work
+ * =====================================================================
  */
-static bool
-own_rows(ContTable *t)
-{
-	return !mt_deltas_has_state(t->relid);
-}
 
-/*
- * A DELTAS table without hidden counts needs them after all: a changed row
- * brought a NULL to a sum, or the table can no longer be its own state
- * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
- * dropped, a metadata column added), or never was: its query became one
- * for deltas after its pipeline was created for another strategy (a
- * source set LOGGED), and its rows hold no known baseline.  Create them,
- * for the full recompute the caller does next, which fills them.  The
- * table is maintained that way from now on, and says so.
- */
-static void
-keep_state(ContTable *t)
-{
-	MtTable    *mt = mt_catalog_lookup(t->relid, false);
-	MtAnalysis *now = mt_analyze_query_view(mt->query_view, mt->relid);
+/* a full recompute measured under this is done with the quick work */
+#define QUICK_RECOMPUTE_MS		50
 
-	mt_deltas_create_objects(t->relid, t->analysis);
-	CommandCounterIncrement();
-	state_exec("UPDATE materialized_table_internal.continuous_state "
-			   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
-			   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
-}
-
-/*
- * Recompute the whole table.  For DELTAS, the state first (unless the
- * table is its own state), then the table from it, both as of one snapshot
- * that becomes the table's baseline.
- */
-static MtRefreshCounts
-recompute_full(ContTable *t)
-{
-	MtRefreshRequest req = {0};
-	MtRefreshCounts counts;
-
-	req.relid = t->relid;
-	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
-	{
-		Snapshot	snap;
-		Oid			types[5] = {OIDOID};
-		Datum		values[5];
-
-		snap = RegisterSnapshot(GetTransactionSnapshot());
-		if (!own_rows(t))
-		{
-			mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
-			CommandCounterIncrement();
-			snap->curcid = GetCurrentCommandId(false);
-			req.source_view = mt_deltas_derived_view(t->relid);
-		}
-		PushActiveSnapshot(snap);
-		req.use_snapshot = true;
-		counts = mt_refresh_rows(&req);
-		PopActiveSnapshot();
-
-		values[0] = ObjectIdGetDatum(t->relid);
-		seen_datums(snap, types + 1, values + 1);
-		/* every transaction the snapshot saw had committed before this point */
-		types[4] = PG_LSNOID;
-		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
-		SPI_connect();
-		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
-								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
-								  "baseline_lsn = $5 WHERE relid = $1",
-								  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
-		SPI_finish();
-		UnregisterSnapshot(snap);
-		/* that snapshot saw all any group baseline saw */
-		state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
-				   t->relid, InvalidOid, 0, false);
-	}
-	else
-		counts = mt_refresh_rows(&req);
-	state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-			   t->relid, InvalidOid, 0, false);
-	state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-			   t->relid, InvalidOid, 0, false);
-	return counts;
-}
-
-/*
- * Recompute the groups of a DELTAS table that changes of the sources it
- * joins name, in the state as of a snapshot that becomes the groups'
- * baseline.  Adjustments of changes that snapshot saw must already be in
- * the state: they are applied first.
- */
-static MtRefreshCounts
-recompute_groups(ContTable *t, List *groups)
-{
-	MtRefreshCounts counts = {0};
-	Snapshot	snap;
-
-	CommandCounterIncrement();
-	snap = RegisterSnapshot(GetTransactionSnapshot());
-	if (own_rows(t))
-	{
-		/* the table's rows of those groups, from the query */
-		MtRefreshRequest req = {0};
-
-		req.relid = t->relid;
-		req.filter = groups;
-		req.use_snapshot = true;
-		PushActiveSnapshot(snap);
-		counts = mt_refresh_rows(&req);
-		PopActiveSnapshot();
-	}
-	else
-		mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
-	/* every transaction the snapshot saw had committed before this point */
-	record_group_baseline(t->relid, groups, snap, GetXLogInsertRecPtr());
-	UnregisterSnapshot(snap);
-	CommandCounterIncrement();
-	return counts;
-}
-
-/*
- * The number of distinct values of a column of the table by its statistics
- * (ANALYZE, autovacuum), or 0 when there are none.
- */
-static double
-column_ndistinct(Oid relid, const char *column, double rows)
-{
-	AttrNumber	attnum = get_attnum(relid, column);
-	bool		inherited = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
-	double		ndistinct = 0;
-	HeapTuple	tup;
-
-	if (attnum == InvalidAttrNumber)
-		return 0;
-	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-						  Int16GetDatum(attnum), BoolGetDatum(inherited));
-	if (HeapTupleIsValid(tup))
-	{
-		float4		stadistinct = ((Form_pg_statistic) GETSTRUCT(tup))->stadistinct;
-
-		/* negative: a fraction of the rows */
-		ndistinct = stadistinct > 0 ? stadistinct : -stadistinct * rows;
-		ReleaseSysCache(tup);
-	}
-	return ndistinct;
-}
-
-/*
- * Is recomputing everything cheaper than recomputing the rows the filter
- * names?  Each key value rereads the rows it names: past a tenth of the
- * table a full pass wins.  A value names rows / ndistinct rows of its
- * column -- with GROUP BY o.ds, c.region, a changed order's day names every
- * region of that day -- so a family names the product, over its columns,
- * of the share of each column's values it holds.  Without statistics a key
- * is taken to name one row.
- */
-static bool
-too_many_keys(ContTable *t, List *filter, int64 nkeys)
-{
-	double		rows = 0;
-	double		untouched = 1;
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
-	ListCell   *lf;
-
-	if (HeapTupleIsValid(tup))
-	{
-		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
-		ReleaseSysCache(tup);
-	}
-	foreach(lf, filter)
-	{
-		double		share = 1;
-		ListCell   *lc;
-
-		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
-		{
-			MtFilterColumn *col = lfirst(lc);
-			double		ndistinct = column_ndistinct(t->relid, col->name, rows);
-			double		nvalues = list_length(col->values) + (col->has_null ? 1 : 0);
-
-			if (ndistinct <= 0)
-				return nkeys > 1000 && nkeys > rows / 10;
-			share *= Min(1.0, nvalues / ndistinct);
-		}
-		untouched *= 1 - share;
-	}
-	nkeys = Max(nkeys, (int64) (rows * (1 - untouched)));
-	return nkeys > 1000 && nkeys > rows / 10;
-}
-
-static double
-elapsed_ms(TimestampTz start)
-{
-	return (GetCurrentTimestamp() - start) / 1000.0;
-}
-
-/* A cost measured again: the new figure weighs as much as all before. */
-static double
-measured(double before, double now)
-{
-	return before > 0 ? (before + now) / 2 : now;
-}
-
-/*
- * Take the cheaper way: recompute everything rather than the rows of these
- * keys?  Once both ways have been measured on this table (a keys pass of
- * MIN_MEASURED_KEYS keys or more, and a full recompute -- its first sync is
- * one), their costs decide; before that, the estimate from statistics.
- */
-static bool
-full_is_cheaper(ContTable *t, List *filter, int64 nkeys)
-{
-	if (t->full_ms > 0 && t->key_ms > 0)
-		return nkeys * t->key_ms > t->full_ms;
-	return too_many_keys(t, filter, nkeys);
-}
-
-/*
- * The keys the batch and the work kept for the table name (kept ones are
- * read only when there are some), as a filter; NIL when none.
- */
-static List *
-named_keys(ContTable *t, TableState *st, int64 *nkeys, bool *had_logged)
-{
-	List	   *logged = st->pending_since ? logged_keys(t->relid) : NIL;
-
-	*nkeys = t->nkeys + list_length(logged);
-	*had_logged = (logged != NIL);
-	return keys_filter(t, logged);
-}
-
-/* A keys pass over nkeys keys took this long since start. */
-static void
-measure_keys(ContTable *t, int64 nkeys, TimestampTz start)
-{
-	/* a pass over few keys is mostly fixed costs: not a measure */
-	if (nkeys >= MIN_MEASURED_KEYS)
-		t->key_ms = measured(t->key_ms, elapsed_ms(start) / nkeys);
-}
+/* past this many keys kept, a table is recomputed in full instead */
+#define MAX_LOGGED_KEYS			100000
 
 /* Do the table's work now. */
 static MtRefreshCounts
-apply_table(ContTable *t, TableState *st)
+apply_table(ContWorker *w, ContTable *t, TableState *st)
 {
 	MtRefreshCounts counts = {0};
 	bool		full = t->full || st->needs_full || !st->synced ||
-		t->analysis->strategy == MT_STRATEGY_FULL || !changes_layout_current(t);
+		t->analysis->strategy == MT_STRATEGY_FULL || !mt_cont_changes_layout_current(t);
 	MtRefreshRequest req = {0};
 	int64		nkeys = 0;
 	bool		had_logged = false;
@@ -2757,31 +2062,31 @@ apply_table(ContTable *t, TableState *st)
 	TimestampTz start = GetCurrentTimestamp();
 	bool		sides = false;
 
-	if (t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t) &&
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t) &&
 		(!st->deltas || !mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view)))
 	{
-		keep_state(t);
+		mt_cont_keep_state(t);
 		full = true;
 	}
 	if (!full)
 	{
-		sides = sides_decide(t);
+		sides = mt_cont_sides_decide(w, t);
 		full = t->full;
 	}
-	named = full ? NIL : named_keys(t, st, &nkeys, &had_logged);
+	named = full ? NIL : mt_cont_named_keys(t, st, &nkeys, &had_logged);
 	req.relid = t->relid;
-	if (named != NIL && full_is_cheaper(t, named, nkeys))
+	if (named != NIL && mt_cont_full_is_cheaper(t, named, nkeys))
 		full = true;
 	else if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
 	{
 		req.filter = named;
 		if (req.filter != NIL)
 			counts = mt_refresh_rows(&req);
-		measure_keys(t, nkeys, start);
+		mt_cont_measure_keys(t, nkeys, start);
 	}
-	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && own_rows(t))
+	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t))
 	{
-		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0, sides);
+		MtDeltaSet *set = mt_cont_batch_deltas(t, st->pending_since != 0, sides);
 		int64		written = -1;
 
 		if (sides)
@@ -2789,7 +2094,7 @@ apply_table(ContTable *t, TableState *st)
 		sides = false;
 
 		if (mt_deltas_saw_null_sum(set))
-			keep_state(t);
+			mt_cont_keep_state(t);
 		else
 			written = mt_deltas_apply_in_place(set);
 		/* not applied: recomputed in full, below */
@@ -2797,17 +2102,17 @@ apply_table(ContTable *t, TableState *st)
 		if (!full && named != NIL)
 		{
 			start = GetCurrentTimestamp();
-			counts = recompute_groups(t, named);
-			measure_keys(t, nkeys, start);
+			counts = mt_cont_recompute_groups(t, named);
+			mt_cont_measure_keys(t, nkeys, start);
 		}
 		counts.inserted += Max(written, 0);
 		if (!full && st->pending_since)
-			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-					   t->relid, InvalidOid, 0, false);
+			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							   t->relid, InvalidOid, 0, false);
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
-		MtDeltaSet *set = batch_deltas(t, st->pending_since != 0, sides);
+		MtDeltaSet *set = mt_cont_batch_deltas(t, st->pending_since != 0, sides);
 		bool		whole;
 
 		if (sides)
@@ -2820,8 +2125,8 @@ apply_table(ContTable *t, TableState *st)
 		if (!full && named != NIL)
 		{
 			start = GetCurrentTimestamp();
-			recompute_groups(t, named);
-			measure_keys(t, nkeys, start);
+			mt_cont_recompute_groups(t, named);
+			mt_cont_measure_keys(t, nkeys, start);
 			req.filter = list_concat(req.filter, named);
 		}
 		req.source_view = mt_deltas_derived_view(t->relid);
@@ -2836,96 +2141,65 @@ apply_table(ContTable *t, TableState *st)
 		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
 		if (!full && st->pending_since)
-			state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-					   t->relid, InvalidOid, 0, false);
+			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							   t->relid, InvalidOid, 0, false);
 	}
 	if (sides)
 		PopActiveSnapshot();	/* (not needed after all: recomputed) */
 	if (had_logged && !full)
-		state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-				   t->relid, InvalidOid, 0, false);
+		mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+						   t->relid, InvalidOid, 0, false);
 	if (full)
 	{
 		start = GetCurrentTimestamp();
-		counts = recompute_full(t);
-		t->full_ms = measured(t->full_ms, elapsed_ms(start));
+		counts = mt_cont_recompute_full(t);
+		t->full_ms = mt_cont_measured(t->full_ms, mt_cont_elapsed_ms(start));
 	}
 	t->cycle_strategy = full ? MT_STRATEGY_FULL : t->analysis->strategy;
 
-	state_exec("UPDATE materialized_table_internal.continuous_state "
-			   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
-			   "WHERE relid = $1", t->relid, TIMESTAMPTZOID,
-			   TimestampTzGetDatum(GetCurrentTimestamp()), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
+					   "WHERE relid = $1", t->relid, TIMESTAMPTZOID,
+					   TimestampTzGetDatum(GetCurrentTimestamp()), false);
 	mt_catalog_set_last_refresh(t->relid, GetCurrentTransactionStartTimestamp());
 	return counts;
 }
 
 /* Keep the table's work for later. */
 static void
-defer_table(ContTable *t, TableState *st)
+defer_table(ContWorker *w, ContTable *t, TableState *st)
 {
 	TimestampTz oldest = t->oldest;
 	bool		sides = false;
 
-	if (!t->full && changes_layout_current(t))
-		sides = sides_decide(t);
-	if (t->full || !changes_layout_current(t))
-		state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-				   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
+	if (!t->full && mt_cont_changes_layout_current(t))
+		sides = mt_cont_sides_decide(w, t);
+	if (t->full || !mt_cont_changes_layout_current(t))
+		mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+						   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
 	else
 	{
 		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
-		log_keys(t);
+		mt_cont_log_keys(t);
 		if (t->analysis->strategy == MT_STRATEGY_DELTAS &&
 			(t->changes || t->folded || (sides && t->side_changes)))
-			mt_deltas_log(batch_deltas(t, false, sides));
+			mt_deltas_log(mt_cont_batch_deltas(t, false, sides));
 	}
 	if (sides)
 		PopActiveSnapshot();
 	if (oldest == 0)
 		return;
-	state_exec("UPDATE materialized_table_internal.continuous_state "
-			   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
-			   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
-	state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
-			   "WHERE relid = $1 AND pending_since IS NULL",
-			   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
+					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
+					   "WHERE relid = $1 AND pending_since IS NULL",
+					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
 	/* too much kept: one full recompute will do instead */
-	state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-			   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
-			   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
-			   t->relid, InvalidOid, 0, false);
-}
-
-static bool
-has_batch_work(ContTable *t)
-{
-	return t->full || t->nkeys > 0 || t->changes != NIL || t->folded != NULL ||
-		t->side_changes != NIL || t->side_keys != NIL || t->side_full;
-}
-
-/*
- * Take the locks applying needs without waiting: the table's (a manual
- * refresh holding it makes us wait for the next cycle), its partitions',
- * and those of what its query reads (DDL holding one, such as DROP SCHEMA
- * ... CASCADE, would wait for the table while we wait for the source).
- * What else is locked on the way is waited for briefly (set_lock_timeout).
- */
-static bool
-lock_for_apply(ContTable *t)
-{
-	ListCell   *lc;
-
-	if (!ConditionalLockRelationOid(t->relid, MT_REFRESH_LOCKMODE))
-		return false;
-	foreach(lc, t->writes)
-		if (lfirst_oid(lc) != t->relid &&
-			!ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock))
-			return false;
-	foreach(lc, t->reads)
-		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
-			return false;
-	return true;
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+					   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
+					   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
+					   t->relid, InvalidOid, 0, false);
 }
 
 /*
@@ -2937,7 +2211,7 @@ lock_for_apply(ContTable *t)
  * lock holder while keeping postpones the whole batch, as elsewhere.
  */
 static void
-keep_after_failure(ContTable *t, TableState *st)
+keep_after_failure(ContWorker *w, ContTable *t, TableState *st)
 {
 	MtSubxact	sub;
 	ErrorData  *volatile edata = NULL;
@@ -2945,7 +2219,7 @@ keep_after_failure(ContTable *t, TableState *st)
 	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
-		defer_table(t, st);
+		defer_table(w, t, st);
 		mt_subxact_commit(&sub);
 	}
 	PG_CATCH();
@@ -2953,16 +2227,16 @@ keep_after_failure(ContTable *t, TableState *st)
 		edata = mt_subxact_rollback(&sub);
 	}
 	PG_END_TRY();
-	if (edata == NULL || dropped_meanwhile(t->relid))
+	if (edata == NULL || mt_cont_dropped_meanwhile(t->relid))
 		return;
-	if (gave_way(edata))
+	if (mt_cont_gave_way(edata))
 		ReThrowError(edata);
 	ereport(LOG,
 			(errmsg("materialized_table could not keep the changes of \"%s\" for later: %s",
 					get_rel_name(t->relid), edata->message),
 			 errdetail("The table is recomputed in full when it is tried again.")));
-	table_gives_up(t);
-	defer_table(t, st);
+	mt_cont_table_gives_up(t);
+	defer_table(w, t, st);
 }
 
 /*
@@ -2980,12 +2254,13 @@ slow_work(ContTable *t, TableState *st)
 
 /*
  * Apply or keep one table's work in a subtransaction; on failure keep the
- * work, record the failure and try again after a back-off (retry_time).
+ * work, record the failure and try again after a back-off
+ * (mt_cont_retry_time).
  * With quick_only, work that will take long (slow_work) is left for the
  * caller, and true returned.
  */
-static bool
-process_table(ContTable *t, TimestampTz now, bool quick_only)
+bool
+mt_cont_process_table(ContWorker *w, ContTable *t, TimestampTz now, bool quick_only)
 {
 	MtSubxact	sub;
 	TableState	st;
@@ -2995,7 +2270,7 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	bool		applied = false;
 	MtRefreshCounts counts = {0};
 
-	st = read_state(t->relid);
+	st = mt_cont_read_state(t->relid);
 	if (!st.exists)
 		return false;			/* dropped meanwhile */
 	if (!st.synced && t->synced)
@@ -3003,14 +2278,14 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	pending = st.pending_since;
 	if (t->oldest && (pending == 0 || t->oldest < pending))
 		pending = t->oldest;
-	if (!has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
+	if (!mt_cont_has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
 		!(st.poll && TimestampDifferenceExceeds(st.last_apply, now, t->freshness / 1000)))
 		return false;
 
 	/* a table is due when its oldest waiting change is half its freshness old */
 	due = !st.synced || st.needs_full || st.poll ||
 		(pending != 0 && now - pending >= t->freshness / 2) ||
-		(has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
+		(mt_cont_has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
 	if (now < t->retry_after)
 		due = false;			/* it failed a moment ago */
 	if (quick_only && due && !st.suspended && slow_work(t, &st))
@@ -3019,14 +2294,14 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	mt_subxact_begin(&sub);
 	PG_TRY();
 	{
-		if (st.suspended || !due || !lock_for_apply(t))
-			defer_table(t, &st);
+		if (st.suspended || !due || !mt_cont_lock_for_apply(t))
+			defer_table(w, t, &st);
 		else
 		{
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("materialized_table: maintaining %s",
 											get_rel_name(t->relid)));
-			counts = apply_table(t, &st);
+			counts = apply_table(w, t, &st);
 			applied = true;
 		}
 		mt_subxact_commit(&sub);
@@ -3035,21 +2310,21 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	{
 		ErrorData  *edata = mt_subxact_rollback(&sub);
 
-		if (dropped_meanwhile(t->relid))
+		if (mt_cont_dropped_meanwhile(t->relid))
 			return false;
-		if (gave_way(edata))
+		if (mt_cont_gave_way(edata))
 		{
 			/* DDL on something the query reads: not a failure, try again soon */
 			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
-			keep_after_failure(t, &st);
+			keep_after_failure(w, t, &st);
 			return false;
 		}
 		ereport(LOG,
 				(errmsg("materialized_table could not maintain \"%s\": %s",
 						get_rel_name(t->relid), edata->message)));
 		t->failures++;
-		t->retry_after = retry_time(now, t->freshness, t->failures);
-		keep_after_failure(t, &st);
+		t->retry_after = mt_cont_retry_time(now, t->freshness, t->failures);
+		keep_after_failure(w, t, &st);
 		{
 			MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 												 NULL, started, false);
@@ -3073,6 +2348,765 @@ process_table(ContTable *t, TimestampTz now, bool quick_only)
 	return false;
 }
 
+/* =====================================================================
+ * The slot and the decoding context
+ * =====================================================================
+ */
+
+static void
+noop_prepare_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
+{
+}
+
+static void
+noop_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)
+{
+}
+
+/* Is our plugin allowed here?  Say so in the log once if not. */
+static bool
+plugin_allowed(ContWorker *w)
+{
+	const char *allowed = GetConfigOption("output_plugin_libraries", true, false);
+
+	if (allowed == NULL || strstr(allowed, MT_OUTPUT_PLUGIN) != NULL)
+	{
+		w->plugin_warned = false;
+		return true;
+	}
+	if (!w->plugin_warned)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized_table cannot follow CONTINUOUS tables: output plugin \"%s\" is not allowed",
+						MT_OUTPUT_PLUGIN),
+				 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
+						 MT_OUTPUT_PLUGIN)));
+	w->plugin_warned = true;
+	return false;
+}
+
+/* Take every table up again: the slot starts afresh. */
+static void
+mark_all_unsynced(ContWorker *w, const char *why)
+{
+	ListCell   *lc;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
+				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
+				SPI_OK_UPDATE);
+	mt_spi_exec("DELETE FROM materialized_table_internal.continuous_baseline", SPI_OK_DELETE);
+	SPI_finish();
+	if (why)
+		foreach(lc, w->tables)
+			mt_history_note(((ContTable *) lfirst(lc))->relid,
+							mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, "FAILED", why, false);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	foreach(lc, w->tables)
+	{
+		((ContTable *) lfirst(lc))->synced = false;
+		((ContTable *) lfirst(lc))->has_baseline = false;
+	}
+}
+
+static void
+create_slot(ContWorker *w)
+{
+	LogicalDecodingContext *ctx;
+
+	CheckLogicalDecodingRequirements();
+	ReplicationSlotCreate(w->slot_name, true, RS_EPHEMERAL, false);
+	ctx = CreateInitDecodingContext(MT_OUTPUT_PLUGIN, NIL, false, InvalidXLogRecPtr,
+									XL_ROUTINE(.page_read = read_local_xlog_page,
+											   .segment_open = wal_segment_open,
+											   .segment_close = wal_segment_close),
+									noop_prepare_write, noop_write, NULL);
+	DecodingContextFindStartpoint(ctx);
+	FreeDecodingContext(ctx);
+	ReplicationSlotPersist();
+	ReplicationSlotRelease();
+}
+
+/*
+ * The decoding context's page reader: the WAL flushed so far, never
+ * waiting for more.  The WAL writer flushes whole pages, so the last
+ * record may be flushed only in part, and its tail can wait long: WAL
+ * written by a transaction that commits nothing (pages pruned by a long
+ * report, say) is flushed when that transaction ends.  read_local_xlog_page
+ * would wait for the tail, and the committed changes before it with it.
+ */
+static int
+read_flushed_wal_page(XLogReaderState *reader, XLogRecPtr page, int length,
+					  XLogRecPtr record, char *buffer)
+{
+	if (page + length > GetFlushRecPtr(NULL))
+		return -1;				/* decoding stops before this record */
+	return read_local_xlog_page(reader, page, length, record, buffer);
+}
+
+/*
+ * mt_cont_ensure_decoding
+ *		The origin, the slot and an open decoding context; false if decoding
+ *		is not possible right now.
+ */
+bool
+mt_cont_ensure_decoding(ContWorker *w)
+{
+	ReplicationSlot *slot;
+	XLogRecPtr	start;
+	MemoryContext old;
+
+	if (w->decoding)
+		return true;
+	if (!plugin_allowed(w))
+		return false;
+	strlcpy(w->slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(w->slot_name));
+
+	if (w->origin == InvalidRepOriginId)
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		w->origin = replorigin_by_name(w->slot_name, true);
+		if (w->origin == InvalidRepOriginId)
+			w->origin = replorigin_create(w->slot_name);
+		CommitTransactionCommand();
+	}
+	if (!w->origin_session)
+	{
+		replorigin_session_setup(w->origin);
+		replorigin_session_origin = w->origin;
+		w->origin_session = true;
+	}
+	w->sink.own_origin = w->origin;
+	mt_decode_sink = &w->sink;
+
+	slot = SearchNamedReplicationSlot(w->slot_name, true);
+	if (slot && slot->data.restart_lsn == InvalidXLogRecPtr &&
+		slot->data.invalidated_at != InvalidXLogRecPtr)
+	{
+		/* removed WAL it needed (max_slot_wal_keep_size): start over */
+		ReplicationSlotDrop(w->slot_name, true);
+		slot = NULL;
+		create_slot(w);
+		mark_all_unsynced(w, "the replication slot was invalidated (max_slot_wal_keep_size): the table is recomputed in full");
+	}
+	else if (slot == NULL)
+	{
+		bool		followed = false;
+		ListCell   *lc;
+
+		/*
+		 * Tables followed already and no slot: this is a promoted standby,
+		 * or a copy of the cluster (pg_basebackup), which have no slots.
+		 * (The first table of a database has no slot either.)
+		 */
+		foreach(lc, w->tables)
+			followed |= ((ContTable *) lfirst(lc))->synced;
+		pgstat_report_activity(STATE_RUNNING, "materialized_table: creating replication slot");
+		create_slot(w);
+		mark_all_unsynced(w, followed ?
+						  "the replication slot does not exist on this server (a promoted standby, or a copy of the cluster): the table is recomputed in full" :
+						  NULL);
+	}
+
+	ReplicationSlotAcquire(w->slot_name, true);
+	w->confirm_lsn = InvalidXLogRecPtr;
+	start = replorigin_session_get_progress(false);
+
+	/*
+	 * Created outside a transaction, the context would mark this process as
+	 * one whose xmin the horizons ignore (as fits a walsender): the
+	 * snapshots of our own transactions would then no longer keep the row
+	 * versions they see from being pruned, and our updates would break HOT
+	 * chains.
+	 */
+	old = CurrentMemoryContext;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	MemoryContextSwitchTo(TopMemoryContext);
+	w->decoding = CreateDecodingContext(start, NIL, false,
+										XL_ROUTINE(.page_read = read_flushed_wal_page,
+												   .segment_open = wal_segment_open,
+												   .segment_close = wal_segment_close),
+										noop_prepare_write, noop_write, NULL);
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(old);
+	XLogBeginRead(w->decoding->reader, MyReplicationSlot->data.restart_lsn);
+	ReplicationSlotRelease();
+	mt_decode_sink = NULL;
+	return true;
+}
+
+/* Close the decoding context, which wants its slot held if it still exists. */
+static void
+close_decoding(ContWorker *w)
+{
+	if (w->decoding == NULL)
+		return;
+	if (MyReplicationSlot == NULL && SearchNamedReplicationSlot(w->slot_name, true))
+		ReplicationSlotAcquire(w->slot_name, true);
+	if (MyReplicationSlot)
+	{
+		FreeDecodingContext(w->decoding);
+		ReplicationSlotRelease();
+	}
+	else
+	{
+		/* the slot is gone, and the files it spilled with it */
+		XLogReaderFree(w->decoding->reader);
+		MemoryContextDelete(w->decoding->context);
+	}
+	w->decoding = NULL;
+	w->confirm_lsn = InvalidXLogRecPtr;
+	w->batch_pending = false;	/* decoded again from the origin's position */
+}
+
+/*
+ * Hold the slot, for decoding only.  Acquiring a logical slot marks this
+ * process as decoding, and other backends' snapshots then leave its
+ * transactions out: while it held the slot, a reader would take the
+ * worker's uncommitted writes for aborted ones and hint them so for good.
+ * So the slot is held while decoding and released before applying.
+ * False (the decoding context closed) if the slot is gone meanwhile.
+ */
+bool
+mt_cont_acquire_slot(ContWorker *w)
+{
+	ReplicationSlot *slot = SearchNamedReplicationSlot(w->slot_name, true);
+
+	if (slot == NULL || slot->data.invalidated_at != InvalidXLogRecPtr)
+	{
+		close_decoding(w);
+		return false;
+	}
+	ReplicationSlotAcquire(w->slot_name, true);
+	return true;
+}
+
+/*
+ * The transaction a commit record ends (its prepared one for COMMIT
+ * PREPARED), and when it committed; InvalidTransactionId for any other
+ * record.
+ */
+static TransactionId
+committed_xid(XLogReaderState *reader, TimestampTz *commit_time)
+{
+	uint8		info = XLogRecGetInfo(reader) & XLOG_XACT_OPMASK;
+	xl_xact_parsed_commit parsed;
+
+	if (XLogRecGetRmid(reader) != RM_XACT_ID ||
+		(info != XLOG_XACT_COMMIT && info != XLOG_XACT_COMMIT_PREPARED))
+		return InvalidTransactionId;
+	ParseCommitRecord(XLogRecGetInfo(reader), (xl_xact_commit *) XLogRecGetData(reader), &parsed);
+	*commit_time = parsed.xact_time;
+	return info == XLOG_XACT_COMMIT_PREPARED ? parsed.twophase_xid : XLogRecGetXid(reader);
+}
+
+/*
+ * Errors that say nothing of the transaction being decoded, but of the
+ * process or the machine: the worker stops on them, as before, and decodes
+ * the transaction again when it starts over.
+ */
+static bool
+error_of_the_process(ErrorData *edata)
+{
+	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return class == ERRCODE_INSUFFICIENT_RESOURCES ||
+		class == ERRCODE_OPERATOR_INTERVENTION ||
+		class == ERRCODE_SYSTEM_ERROR ||
+		edata->sqlerrcode == ERRCODE_DATA_CORRUPTED ||
+		edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED;
+}
+
+/*
+ * A committed transaction could not be replayed, and the reorder buffer
+ * has let it go: some of its changes were handed over, the others never
+ * will be.  Which relations those were is not known, so every table that
+ * follows changes and has not seen the transaction yet is recomputed from
+ * the sources as they are now, which is right whatever the transaction did.
+ */
+static void
+transaction_lost(ContWorker *w, TransactionId xid, TimestampTz commit_time, ErrorData *edata)
+{
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(w->batch_context);
+
+	foreach(lc, w->tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		if (!t->synced || mt_cont_in_baseline(t, xid, w->decoding->reader->ReadRecPtr))
+			continue;
+		mt_cont_table_gives_up(t);
+		if (t->oldest == 0 || commit_time < t->oldest)
+			t->oldest = commit_time;
+	}
+	if (w->batch_xids == NIL || (TransactionId) llast_oid(w->batch_xids) != xid)
+		w->batch_xids = lappend_oid(w->batch_xids, (Oid) xid);
+	MemoryContextSwitchTo(old);
+	ereport(LOG,
+			(errmsg("materialized_table worker could not decode transaction %u", xid),
+			 errdetail("Decoding it failed: %s", edata->message),
+			 errhint("The CONTINUOUS tables of this database are recomputed from their sources instead.")));
+}
+
+/*
+ * Decode one record.  Replaying a committed transaction reads the catalog
+ * as the transaction saw it, and that can fail for relations gone since:
+ * PostgreSQL looks up the current pg_class row of a user_catalog_table,
+ * say, and finds none once it was dropped.  Such a transaction is
+ * skipped (see transaction_lost), once, instead of failing every attempt
+ * to decode past it -- and with it, every table of the database.  Any
+ * other failure stops the worker, as it would have.
+ */
+static void
+decode_record(ContWorker *w)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	PG_TRY();
+	{
+		LogicalDecodingProcessRecord(w->decoding, w->decoding->reader);
+	}
+	PG_CATCH();
+	{
+		TimestampTz commit_time = 0;
+		TransactionId xid = committed_xid(w->decoding->reader, &commit_time);
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		/* the reorder buffer cleans a transaction up when its replay fails */
+		if (!TransactionIdIsValid(xid) || error_of_the_process(edata) ||
+			hash_search(w->decoding->reorder->by_txn, &xid, HASH_FIND, NULL) != NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* the replay's transaction is aborted already; nothing else is open */
+		if (IsTransactionState())
+			AbortCurrentTransaction();
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(caller);
+		transaction_lost(w, xid, commit_time, edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/* Read the WAL flushed so far (or until the batch is full). */
+void
+mt_cont_decode_batch(ContWorker *w)
+{
+	XLogRecPtr	end_of_wal = GetFlushRecPtr(NULL);
+	ResourceOwner owner = CurrentResourceOwner;
+
+	w->sink.own_origin = w->origin;
+	mt_decode_sink = &w->sink;
+	pgstat_report_activity(STATE_RUNNING, "materialized_table: decoding changes");
+	PG_TRY();
+	{
+		/*
+		 * Decoding reads the catalogs as they were when each change was
+		 * made; entries the apply built from today's catalogs would stand
+		 * for older ones.  They differ only if a catalog change came in
+		 * between, and every catalog change reaches this process as an
+		 * invalidation message (the apply took its locks, so it read no
+		 * catalog change before its message): without one since the last
+		 * batch, the caches are kept, and so are the plans made from them.
+		 */
+		if (!w->caches_fit_for_decoding || SharedInvalidMessageCounter != w->decoding_inval_count)
+		{
+			InvalidateSystemCaches();
+			w->caches_fit_for_decoding = true;
+		}
+		w->decoding_inval_count = SharedInvalidMessageCounter;
+		while (w->decoding->reader->EndRecPtr < end_of_wal && !w->batch_full)
+		{
+			char	   *errm = NULL;
+			XLogRecord *record = XLogReadRecord(w->decoding->reader, &errm);
+
+			if (errm)
+				elog(ERROR, "could not read WAL for logical decoding: %s", errm);
+			if (record == NULL)
+			{
+				/* its tail is not flushed yet: read it again next batch */
+				XLogBeginRead(w->decoding->reader, w->decoding->reader->EndRecPtr);
+				break;
+			}
+			decode_record(w);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_FINALLY();
+	{
+		mt_decode_sink = NULL;
+		CurrentResourceOwner = owner;
+	}
+	PG_END_TRY();
+	ReplicationSlotRelease();
+}
+
+/*
+ * Close decoding; with drop, also remove the slot and the origin (see
+ * mt_continuous_worker_stop).
+ */
+void
+mt_cont_stop_decoding(ContWorker *w, bool drop)
+{
+	close_decoding(w);
+	if (MyReplicationSlot)
+		ReplicationSlotRelease();
+	if (!drop)
+		return;
+	strlcpy(w->slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(w->slot_name));
+	if (SearchNamedReplicationSlot(w->slot_name, true))
+		ReplicationSlotDrop(w->slot_name, true);
+	if (w->origin_session)
+	{
+		replorigin_session_reset();
+		replorigin_session_origin = InvalidRepOriginId;
+		w->origin_session = false;
+	}
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	replorigin_drop_by_name(w->slot_name, true, true);
+	CommitTransactionCommand();
+	w->origin = InvalidRepOriginId;
+}
+
+/* =====================================================================
+ * The tables followed
+ * =====================================================================
+ */
+
+/*
+ * Tables the worker could not read (their query could not be analyzed):
+ * not followed, and tried again after a back-off.  In TopMemoryContext
+ * (ContWorker.unreadable).
+ */
+typedef struct Unreadable
+{
+	Oid			relid;
+	int			failures;
+	TimestampTz retry_after;
+} Unreadable;
+
+/*
+ * The relations a query view reads: through the views it reads, down to
+ * the partitions of the tables, in OID order.  Its operators are named
+ * with their schema: an exact match for oid = regclass elsewhere on a
+ * search_path would be taken over pg_catalog's oid = oid.
+ */
+static List *
+relations_read(Oid query_view)
+{
+	return mt_spi_oids("WITH RECURSIVE reads(relid) AS ("
+					   "  SELECT $1 "
+					   "  UNION "
+					   "  SELECT d.refobjid FROM pg_catalog.pg_rewrite r "
+					   "    JOIN reads ON r.ev_class OPERATOR(pg_catalog.=) reads.relid "
+					   "    JOIN pg_catalog.pg_depend d "
+					   "      ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid "
+					   "         AND d.objid OPERATOR(pg_catalog.=) r.oid "
+					   "         AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid "
+					   "   WHERE d.refobjid OPERATOR(pg_catalog.<>) reads.relid) "
+					   "SELECT relid FROM reads "
+					   "UNION "
+					   "SELECT p.relid FROM reads, "
+					   "  LATERAL pg_catalog.pg_partition_tree(reads.relid::pg_catalog.regclass) p "
+					   "ORDER BY 1", query_view);
+}
+
+static Unreadable *
+unreadable_entry(ContWorker *w, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, w->unreadable)
+		if (((Unreadable *) lfirst(lc))->relid == relid)
+			return lfirst(lc);
+	return NULL;
+}
+
+/*
+ * A table could not be read: say so in its history, and have it wait for a
+ * full recompute, its changes unread from now on.  Its freshness shows as
+ * not met (pending_since) until it is maintained again.
+ */
+static void
+table_unreadable(ContWorker *w, MtTable *mt, ErrorData *edata, TimestampTz started)
+{
+	Unreadable *u = unreadable_entry(w, mt->relid);
+	int64		freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	MtHistoryRun *run;
+
+	if (u == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		u = palloc0(sizeof(Unreadable));
+		u->relid = mt->relid;
+		w->unreadable = lappend(w->unreadable, u);
+		MemoryContextSwitchTo(old);
+	}
+	u->failures++;
+	u->retry_after = mt_cont_retry_time(GetCurrentTimestamp(), freshness, u->failures);
+	ereport(LOG,
+			(errmsg("materialized_table could not follow \"%s\": %s",
+					get_rel_name(mt->relid), edata->message),
+			 errdetail("The table is recomputed once it can be followed again.")));
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
+					   "WHERE relid = $1", mt->relid, TIMESTAMPTZOID,
+					   TimestampTzGetDatum(started), false);
+	run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, started, false);
+	mt_history_failed(run, edata->message);
+}
+
+/* Analyze one table to follow, into context. */
+static ContTable *
+read_table(MtTable *mt, MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ContTable  *t;
+
+	t = palloc0(sizeof(ContTable));
+	t->relid = mt->relid;
+	t->query_view = mt->query_view;
+	t->freshness = mt_freshness_seconds(mt->freshness_value, mt->freshness_unit) * USECS_PER_SEC;
+	t->analysis = mt_analyze_query_view(mt->query_view, mt->relid);
+	/* what an earlier process kept for it may have been read so */
+	t->inexact_lsn = GetXLogInsertRecPtr();
+	t->reads = relations_read(mt->query_view);
+	t->writes = mt_leaf_relations(mt->relid);
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/*
+ * The tables to follow, analyzed, into context; false if one is locked.
+ * What the analysis locks beyond them is waited for briefly at most.  A
+ * table whose analysis fails is left out (table_unreadable), and the
+ * others are followed all the same.
+ */
+static bool
+read_tables(ContWorker *w, List *mts, MemoryContext context, List **result)
+{
+	ListCell   *lc;
+	TimestampTz now = GetCurrentTimestamp();
+	List	   *still_unreadable = NIL;
+
+	*result = NIL;
+	w->applied_lsn_kept = mt_cont_catalog_keeps_applied_lsn();
+	foreach(lc, mts)
+	{
+		MtTable    *mt = lfirst(lc);
+		Unreadable *u = unreadable_entry(w, mt->relid);
+		MtSubxact	sub;
+		ContTable  *volatile t = NULL;
+		ErrorData  *volatile edata = NULL;
+
+		if (u && now < u->retry_after)
+		{
+			still_unreadable = lappend(still_unreadable, u);
+			continue;			/* failed a moment ago */
+		}
+		/* the lock keeps a DROP out while the query is analyzed */
+		if (!ConditionalLockRelationOid(mt->relid, AccessShareLock))
+			return false;
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->relid)) ||
+			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(mt->query_view)))
+			continue;			/* dropped since the list was read */
+		mt_subxact_begin(&sub);
+		PG_TRY();
+		{
+			t = read_table(mt, context);
+			mt_subxact_commit(&sub);
+		}
+		PG_CATCH();
+		{
+			edata = mt_subxact_rollback(&sub);
+		}
+		PG_END_TRY();
+		if (edata && mt_cont_gave_way(edata))
+			return false;
+		if (edata)
+		{
+			if (mt_cont_dropped_meanwhile(mt->relid))
+				continue;
+			table_unreadable(w, mt, edata, now);
+			still_unreadable = lappend(still_unreadable, unreadable_entry(w, mt->relid));
+			continue;
+		}
+		if (u)
+			ereport(LOG,
+					(errmsg("materialized_table follows \"%s\" again", get_rel_name(mt->relid))));
+		{
+			MemoryContext old = MemoryContextSwitchTo(context);
+
+			*result = lappend(*result, t);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	/* tables read again, or gone, are forgotten here */
+	foreach(lc, w->unreadable)
+		if (!list_member_ptr(still_unreadable, lfirst(lc)))
+			pfree(lfirst(lc));
+	list_free(w->unreadable);
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		w->unreadable = list_copy(still_unreadable);
+		MemoryContextSwitchTo(old);
+	}
+	foreach(lc, *result)
+		mt_cont_load_baseline(w, lfirst(lc));
+	return true;
+}
+
+/* What the worker learnt of a table it keeps following. */
+static void
+carry_over(ContWorker *w, List *new_tables)
+{
+	ListCell   *ln;
+	ListCell   *lo;
+
+	foreach(ln, new_tables)
+	{
+		ContTable  *t = lfirst(ln);
+
+		foreach(lo, w->tables)
+		{
+			ContTable  *old = lfirst(lo);
+
+			if (old->relid == t->relid && old->query_view == t->query_view)
+			{
+				t->full_ms = old->full_ms;
+				t->key_ms = old->key_ms;
+				t->retry_after = old->retry_after;
+				t->failures = old->failures;
+				t->inexact_lsn = old->inexact_lsn;
+				break;
+			}
+		}
+	}
+}
+
+/* See mt_continuous_worker_tables_changed. */
+bool
+mt_cont_tables_changed(ContWorker *w, List *mts)
+{
+	MemoryContext context;
+	List	   *new_tables = NIL;
+	volatile bool busy = false;
+
+	/* the batch waiting to be applied refers to the tables as they are */
+	if (w->batch_pending)
+		return false;
+	context = AllocSetContextCreate(TopMemoryContext, "materialized_table continuous",
+									ALLOCSET_DEFAULT_SIZES);
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		mt_cont_set_lock_timeout();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		busy = !read_tables(w, mts, context, &new_tables);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		mt_cont_catch_lock_timeout(context);
+		busy = true;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(TopMemoryContext);
+
+	if (busy)
+	{
+		MemoryContextDelete(context);
+		return false;
+	}
+	carry_over(w, new_tables);
+	w->reread_wanted = false;
+	if (w->tables_context)
+		MemoryContextDelete(w->tables_context);
+	w->tables_context = context;
+	w->tables = new_tables;
+	mt_cont_interests_reset(w);
+	return true;
+}
+
+/* =====================================================================
+ * The cycle
+ * =====================================================================
+ */
+
+/*
+ * mt_continuous_worker_start
+ *		The worker starts: follow these tables (see below).
+ */
+bool
+mt_continuous_worker_start(List *mts)
+{
+	worker.batch_context = AllocSetContextCreate(TopMemoryContext, "materialized_table batch",
+												 ALLOCSET_DEFAULT_SIZES);
+	return mt_continuous_worker_tables_changed(mts);
+}
+
+/*
+ * mt_continuous_worker_tables_changed
+ *		The worker read the catalog again: rebuild what it follows.  False,
+ *		with what it followed unchanged, if a table is locked (being dropped
+ *		or altered): waiting for it could deadlock with that DDL, so the
+ *		caller tries again a moment later.
+ */
+bool
+mt_continuous_worker_tables_changed(List *mts)
+{
+	return mt_cont_tables_changed(&worker, mts);
+}
+
+/*
+ * mt_continuous_worker_reread_wanted
+ *		Should the worker read its tables again before the next batch?
+ *		Decoding met a source whose row layout changed (DDL).
+ */
+bool
+mt_continuous_worker_reread_wanted(void)
+{
+	return worker.reread_wanted;
+}
+
+/* ---------------------------------------------------------------------
+ * Applying the batch
+ * ---------------------------------------------------------------------
+ */
+
+/* The commits decoded must be visible to the snapshots that read sources. */
+static void
+wait_for_visibility(ContWorker *w)
+{
+	ListCell   *lc;
+
+	foreach(lc, w->batch_xids)
+	{
+		TransactionId xid = (TransactionId) lfirst_oid(lc);
+
+		while (TransactionIdIsInProgress(xid))
+		{
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+	}
+}
+
 /*
  * The transactions of a batch but its last commit asynchronously: they are
  * visible at once, and made durable by the last one, whose commit flushes
@@ -3087,52 +3121,13 @@ commit_asynchronously(void)
 }
 
 /*
- * The batch's work of these tables is being written in this transaction:
- * applied_lsn says so, for decoding after a crash (in_baseline).
- */
-static void
-note_applied(List *done, XLogRecPtr batch_end)
-{
-	Oid			types[2] = {OIDARRAYOID, PG_LSNOID};
-	Datum		values[2];
-	Datum	   *oids;
-	ListCell   *lc;
-
-	if (done == NIL || !applied_lsn_kept)
-		return;
-	oids = palloc(sizeof(Datum) * list_length(done));
-	foreach(lc, done)
-		oids[foreach_current_index(lc)] = ObjectIdGetDatum(((ContTable *) lfirst(lc))->relid);
-	values[0] = PointerGetDatum(construct_array(oids, list_length(done), OIDOID,
-												sizeof(Oid), true, TYPALIGN_INT));
-	values[1] = LSNGetDatum(batch_end);
-	SPI_connect();
-	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state SET applied_lsn = $2 "
-							 "WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
-							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the continuous state");
-	SPI_finish();
-}
-
-/*
  * The batch's work of a table is committed: forget it, so that applying
  * the batch again (after a lock timeout elsewhere) does not do it twice.
  */
 static void
 batch_done(ContTable *t, XLogRecPtr batch_end)
 {
-	t->full = false;
-	t->keys = NULL;
-	t->nkeys = 0;
-	t->changes = NIL;
-	t->changes_layout = NULL;
-	t->nchanges = 0;
-	t->folded = NULL;
-	t->oldest = 0;
-	t->side_changes = NIL;
-	t->side_layouts = NULL;
-	t->side_keys = NIL;
-	t->side_full = false;
+	mt_cont_forget_batch_work(t);
 	t->applied_lsn = batch_end;
 }
 
@@ -3151,28 +3146,28 @@ by_full_cost(const ListCell *a, const ListCell *b)
  * lock could not be had in time (nothing of it is committed).
  */
 static bool
-apply_slow_table(ContTable *t, TimestampTz now, XLogRecPtr batch_end)
+apply_slow_table(ContWorker *w, ContTable *t, TimestampTz now, XLogRecPtr batch_end)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	bool		had_work = has_batch_work(t);
+	bool		had_work = mt_cont_has_batch_work(t);
 	volatile bool done = true;
 
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
-		set_lock_timeout();
+		mt_cont_set_lock_timeout();
 		commit_asynchronously();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		(void) process_table(t, now, false);
+		(void) mt_cont_process_table(w, t, now, false);
 		if (had_work)
-			note_applied(list_make1(t), batch_end);
+			mt_cont_note_applied(w, list_make1(t), batch_end);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
 	PG_CATCH();
 	{
-		catch_lock_timeout(caller);
+		mt_cont_catch_lock_timeout(caller);
 		done = false;
 	}
 	PG_END_TRY();
@@ -3180,24 +3175,6 @@ apply_slow_table(ContTable *t, TimestampTz now, XLogRecPtr batch_end)
 	if (done && had_work)
 		batch_done(t, batch_end);
 	return done;
-}
-
-/* Baselines whose transactions have all been decoded are done with. */
-static void
-forget_old_baselines(XLogRecPtr batch_end)
-{
-	Oid			types[1] = {PG_LSNOID};
-	Datum		values[1] = {LSNGetDatum(batch_end)};
-
-	SPI_connect();
-	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
-							  "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
-							  "baseline_lsn = NULL WHERE baseline_lsn < $1",
-							  1, types, values, NULL, false, 0) < 0 ||
-		mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
-							  "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
-		elog(ERROR, "could not update the continuous state");
-	SPI_finish();
 }
 
 /*
@@ -3213,10 +3190,10 @@ forget_old_baselines(XLogRecPtr batch_end)
  * of the batch is written exactly once: the transaction that writes it
  * sets its applied_lsn to the batch's end, and after a crash that came
  * before the origin's progress, decoding skips for that table what the
- * batch held (in_baseline).
+ * batch held (mt_cont_in_baseline).
  */
 static bool
-apply_batch(XLogRecPtr batch_end)
+apply_batch(ContWorker *w, XLogRecPtr batch_end)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	MemoryContext caller = CurrentMemoryContext;
@@ -3225,18 +3202,18 @@ apply_batch(XLogRecPtr batch_end)
 	bool		complete = true;
 	ListCell   *lc;
 
-	wait_for_visibility();
+	wait_for_visibility(w);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	set_lock_timeout();			/* a timeout postpones the whole batch */
-	if (applied_lsn_kept)
+	mt_cont_set_lock_timeout();	/* a timeout postpones the whole batch */
+	if (w->applied_lsn_kept)
 		commit_asynchronously();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	foreach(lc, tables)
+	foreach(lc, w->tables)
 	{
 		ContTable  *t = lfirst(lc);
-		bool		had_work = has_batch_work(t);
-		bool		postponed = process_table(t, now, applied_lsn_kept);
+		bool		had_work = mt_cont_has_batch_work(t);
+		bool		postponed = mt_cont_process_table(w, t, now, w->applied_lsn_kept);
 		MemoryContext old = MemoryContextSwitchTo(caller);
 
 		if (postponed)
@@ -3245,11 +3222,11 @@ apply_batch(XLogRecPtr batch_end)
 			done = lappend(done, t);
 		MemoryContextSwitchTo(old);
 	}
-	note_applied(done, batch_end);
+	mt_cont_note_applied(w, done, batch_end);
 	/* a 1.0 catalog: the whole batch and the origin's progress at once */
-	if (!applied_lsn_kept)
+	if (!w->applied_lsn_kept)
 	{
-		forget_old_baselines(batch_end);
+		mt_cont_forget_old_baselines(batch_end);
 		replorigin_session_origin_lsn = batch_end;
 		replorigin_session_origin_timestamp = now;
 	}
@@ -3263,19 +3240,19 @@ apply_batch(XLogRecPtr batch_end)
 
 	list_sort(slow, by_full_cost);
 	foreach(lc, slow)
-		complete &= apply_slow_table(lfirst(lc), now, batch_end);
+		complete &= apply_slow_table(w, lfirst(lc), now, batch_end);
 	list_free(slow);
 	list_free(done);
 	if (!complete)
 		return false;
 
-	if (applied_lsn_kept)
+	if (w->applied_lsn_kept)
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
-		set_lock_timeout();
+		mt_cont_set_lock_timeout();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		forget_old_baselines(batch_end);
+		mt_cont_forget_old_baselines(batch_end);
 		PopActiveSnapshot();
 
 		replorigin_session_origin_lsn = batch_end;
@@ -3292,12 +3269,12 @@ apply_batch(XLogRecPtr batch_end)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	foreach(lc, tables)
+	foreach(lc, w->tables)
 	{
 		ContTable  *t = lfirst(lc);
 
 		if (!t->synced || t->has_baseline || t->analysis->strategy == MT_STRATEGY_DELTAS)
-			load_baseline(t);
+			mt_cont_load_baseline(w, t);
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -3310,18 +3287,18 @@ apply_batch(XLogRecPtr batch_end)
  * is not committed yet is applied at the next cycle.
  */
 static bool
-try_apply_batch(XLogRecPtr batch_end)
+try_apply_batch(ContWorker *w, XLogRecPtr batch_end)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	volatile bool done = true;
 
 	PG_TRY();
 	{
-		done = apply_batch(batch_end);
+		done = apply_batch(w, batch_end);
 	}
 	PG_CATCH();
 	{
-		catch_lock_timeout(caller);
+		mt_cont_catch_lock_timeout(caller);
 		done = false;
 	}
 	PG_END_TRY();
@@ -3336,45 +3313,46 @@ try_apply_batch(XLogRecPtr batch_end)
 long
 mt_continuous_worker_cycle(void)
 {
+	ContWorker *w = &worker;
 	ListCell   *lc;
 	int64		min_freshness = INT64_MAX;
 
-	if (tables == NIL)
+	if (w->tables == NIL)
 	{
-		if (decoding)
+		if (w->decoding)
 			mt_continuous_worker_stop(true);
 		return 10000;
 	}
-	if (!ensure_decoding())
+	if (!mt_cont_ensure_decoding(w))
 		return 5000;
 
-	if (!batch_pending)
+	if (!w->batch_pending)
 	{
-		if (!acquire_slot())
+		if (!mt_cont_acquire_slot(w))
 			return 0;			/* gone meanwhile: start over at once */
 		/* the previous batch is committed: the slot may release its WAL */
-		if (confirm_lsn != InvalidXLogRecPtr)
-			LogicalConfirmReceivedLocation(confirm_lsn);
+		if (w->confirm_lsn != InvalidXLogRecPtr)
+			LogicalConfirmReceivedLocation(w->confirm_lsn);
 		/* what committed before this is read in this cycle (unless it is full) */
-		batch_horizon = GetCurrentTimestamp();
-		batch_reset();
-		batch_start = decoding->reader->EndRecPtr;
-		decode_batch();
-		pending_end = decoding->reader->EndRecPtr;
-		mt_batch_snapshot_reset(pending_end);
-		batch_pending = true;
+		w->batch_horizon = GetCurrentTimestamp();
+		mt_cont_batch_reset(w);
+		w->batch_start = w->decoding->reader->EndRecPtr;
+		mt_cont_decode_batch(w);
+		w->pending_end = w->decoding->reader->EndRecPtr;
+		mt_batch_snapshot_reset(w->pending_end);
+		w->batch_pending = true;
 	}
-	if (!try_apply_batch(pending_end))
+	if (!try_apply_batch(w, w->pending_end))
 		return 200;				/* DDL holds something: again shortly */
-	batch_pending = false;
-	confirm_lsn = pending_end;
-	if (!batch_full)
-		mt_worker_set_horizon(batch_horizon);
+	w->batch_pending = false;
+	w->confirm_lsn = w->pending_end;
+	if (!w->batch_full)
+		mt_worker_set_horizon(w->batch_horizon);
 	pgstat_report_activity(STATE_IDLE, NULL);
 
-	foreach(lc, tables)
+	foreach(lc, w->tables)
 		min_freshness = Min(min_freshness, ((ContTable *) lfirst(lc))->freshness);
-	if (batch_full)
+	if (w->batch_full)
 		return 0;
 	/*
 	 * Cycle often enough that a change is applied within the shortest
@@ -3395,23 +3373,5 @@ mt_continuous_worker_cycle(void)
 void
 mt_continuous_worker_stop(bool drop)
 {
-	close_decoding();
-	if (MyReplicationSlot)
-		ReplicationSlotRelease();
-	if (!drop)
-		return;
-	strlcpy(slot_name, mt_continuous_slot_name(MyDatabaseId), sizeof(slot_name));
-	if (SearchNamedReplicationSlot(slot_name, true))
-		ReplicationSlotDrop(slot_name, true);
-	if (origin_session)
-	{
-		replorigin_session_reset();
-		replorigin_session_origin = InvalidRepOriginId;
-		origin_session = false;
-	}
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	replorigin_drop_by_name(slot_name, true, true);
-	CommitTransactionCommand();
-	origin = InvalidRepOriginId;
+	mt_cont_stop_decoding(&worker, drop);
 }
