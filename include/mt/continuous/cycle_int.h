@@ -5,6 +5,23 @@
  *	  its files share.  Private to them; the worker calls the functions of
  *	  mt/continuous/continuous.h.
  *
+ * The files, each calling only those below it (src/continuous/cycle.c
+ * says what a cycle does):
+ *
+ *	cycle.c			the cycle: decode, apply the batch, confirm; the state
+ *					below, and the worker's entry points
+ *	table_set.c		the tables followed, read from the catalog
+ *	decoding.c		the slot, the origin and the decoding context
+ *	apply.c			one table's work of the batch: done, or kept for later
+ *	join_terms.c	the adjustments of a DELTAS table's batch; through a
+ *					join, the delta rule's terms
+ *	recompute.c		recomputing a table or some of its groups, and which
+ *					costs less
+ *	collect.c		the change sink: what decoding hands over, per table
+ *	state.c			the worker's own tables (continuous_state, the
+ *					baselines, the work kept for later)
+ *	give_way.c		locks: giving way to DDL; backing off after failures
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef MT_CONTINUOUS_CYCLE_INT_H
