@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/apply.c
+ *	  CONTINUOUS refresh mode: one table's work of a batch.
+ *
+ * A table that is due gets its work done now -- the rows of the keys it
+ * names recomputed (KEYS), the adjustments applied (DELTAS), or all of it
+ * recomputed -- in a subtransaction, so that its failure costs only that
+ * table, whose work is then kept.  The others (suspended, or not due yet)
+ * get it written to change_keys / change_deltas, for later.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "pgstat.h"
+#include "catalog/pg_type.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/catalog/history.h"
+#include "mt/continuous/cycle_int.h"
+#include "mt/materialized_table.h"
+
+/* a full recompute measured under this is done with the quick work */
+#define QUICK_RECOMPUTE_MS		50
+
+/* past this many keys kept, a table is recomputed in full instead */
+#define MAX_LOGGED_KEYS			100000
+
+/* Do the table's work now. */
+static MtRefreshCounts
+apply_table(ContWorker *w, ContTable *t, TableState *st)
+{
+	MtRefreshCounts counts = {0};
+	bool		full = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy == MT_STRATEGY_FULL || !mt_cont_changes_layout_current(t);
+	MtRefreshRequest req = {0};
+	int64		nkeys = 0;
+	bool		had_logged = false;
+	List	   *named;
+	TimestampTz start = GetCurrentTimestamp();
+	bool		sides = false;
+
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t) &&
+		(!st->deltas || !mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view)))
+	{
+		mt_cont_keep_state(t);
+		full = true;
+	}
+	if (!full)
+	{
+		sides = mt_cont_sides_decide(w, t);
+		full = t->full;
+	}
+	named = full ? NIL : mt_cont_named_keys(t, st, &nkeys, &had_logged);
+	req.relid = t->relid;
+	if (named != NIL && mt_cont_full_is_cheaper(t, named, nkeys))
+		full = true;
+	else if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
+	{
+		req.filter = named;
+		if (req.filter != NIL)
+			counts = mt_refresh_rows(&req);
+		mt_cont_measure_keys(t, nkeys, start);
+	}
+	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t))
+	{
+		MtDeltaSet *set = mt_cont_batch_deltas(t, st->pending_since != 0, sides);
+		int64		written = -1;
+
+		if (sides)
+			PopActiveSnapshot();
+		sides = false;
+
+		if (mt_deltas_saw_null_sum(set))
+			mt_cont_keep_state(t);
+		else
+			written = mt_deltas_apply_in_place(set);
+		/* not applied: recomputed in full, below */
+		full = (written < 0);
+		if (!full && named != NIL)
+		{
+			start = GetCurrentTimestamp();
+			counts = mt_cont_recompute_groups(t, named);
+			mt_cont_measure_keys(t, nkeys, start);
+		}
+		counts.inserted += Max(written, 0);
+		if (!full && st->pending_since)
+			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							   t->relid, InvalidOid, 0, false);
+	}
+	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
+	{
+		MtDeltaSet *set = mt_cont_batch_deltas(t, st->pending_since != 0, sides);
+		bool		whole;
+
+		if (sides)
+			PopActiveSnapshot();
+		sides = false;
+
+		req.filter = mt_deltas_apply(set, &whole);
+		/* a NaN or an infinity summed: recomputed in full, below */
+		full = mt_deltas_inexact(set);
+		if (!full && named != NIL)
+		{
+			start = GetCurrentTimestamp();
+			mt_cont_recompute_groups(t, named);
+			mt_cont_measure_keys(t, nkeys, start);
+			req.filter = list_concat(req.filter, named);
+		}
+		req.source_view = mt_deltas_derived_view(t->relid);
+		/* the touched groups alone: matched by their group columns */
+		req.by_key = (named == NIL);
+		/* the first rows by ORDER BY may now come from any group */
+		if (t->analysis->topk && req.filter != NIL)
+		{
+			req.filter = NIL;
+			whole = true;
+		}
+		if (!full && (req.filter != NIL || whole))
+			counts = mt_refresh_rows(&req);
+		if (!full && st->pending_since)
+			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							   t->relid, InvalidOid, 0, false);
+	}
+	if (sides)
+		PopActiveSnapshot();	/* (not needed after all: recomputed) */
+	if (had_logged && !full)
+		mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+						   t->relid, InvalidOid, 0, false);
+	if (full)
+	{
+		start = GetCurrentTimestamp();
+		counts = mt_cont_recompute_full(t);
+		t->full_ms = mt_cont_measured(t->full_ms, mt_cont_elapsed_ms(start));
+	}
+	t->cycle_strategy = full ? MT_STRATEGY_FULL : t->analysis->strategy;
+
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
+					   "WHERE relid = $1", t->relid, TIMESTAMPTZOID,
+					   TimestampTzGetDatum(GetCurrentTimestamp()), false);
+	mt_catalog_set_last_refresh(t->relid, GetCurrentTransactionStartTimestamp());
+	return counts;
+}
+
+/* Keep the table's work for later. */
+static void
+defer_table(ContWorker *w, ContTable *t, TableState *st)
+{
+	TimestampTz oldest = t->oldest;
+	bool		sides = false;
+
+	if (!t->full && mt_cont_changes_layout_current(t))
+		sides = mt_cont_sides_decide(w, t);
+	if (t->full || !mt_cont_changes_layout_current(t))
+		mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+						   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
+	else
+	{
+		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
+		mt_cont_log_keys(t);
+		if (t->analysis->strategy == MT_STRATEGY_DELTAS &&
+			(t->changes || t->folded || (sides && t->side_changes)))
+			mt_deltas_log(mt_cont_batch_deltas(t, false, sides));
+	}
+	if (sides)
+		PopActiveSnapshot();
+	if (oldest == 0)
+		return;
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
+					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
+					   "WHERE relid = $1 AND pending_since IS NULL",
+					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	/* too much kept: one full recompute will do instead */
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+					   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
+					   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
+					   t->relid, InvalidOid, 0, false);
+}
+
+/*
+ * After a table failed: keep its work for the next try.  If even that
+ * fails (keeping adjustments evaluates the query's expressions on the
+ * changed rows, which may be what failed), the table waits for a full
+ * recompute instead: its failure must not fail the cycle of every table,
+ * which would then be decoded and fail again, for ever.  Giving way to a
+ * lock holder while keeping postpones the whole batch, as elsewhere.
+ */
+static void
+keep_after_failure(ContWorker *w, ContTable *t, TableState *st)
+{
+	MtSubxact	sub;
+	ErrorData  *volatile edata = NULL;
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		defer_table(w, t, st);
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		edata = mt_subxact_rollback(&sub);
+	}
+	PG_END_TRY();
+	if (edata == NULL || mt_cont_dropped_meanwhile(t->relid))
+		return;
+	if (mt_cont_gave_way(edata))
+		ReThrowError(edata);
+	ereport(LOG,
+			(errmsg("materialized_table could not keep the changes of \"%s\" for later: %s",
+					get_rel_name(t->relid), edata->message),
+			 errdetail("The table is recomputed in full when it is tried again.")));
+	mt_cont_table_gives_up(t);
+	defer_table(w, t, st);
+}
+
+/*
+ * Will the table's work take long -- a full recompute not measured as
+ * quick?  It is done in a transaction of its own, after the others'.
+ */
+static bool
+slow_work(ContTable *t, TableState *st)
+{
+	bool		full = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy == MT_STRATEGY_FULL;
+
+	return full && !(t->full_ms > 0 && t->full_ms < QUICK_RECOMPUTE_MS);
+}
+
+/*
+ * Apply or keep one table's work in a subtransaction; on failure keep the
+ * work, record the failure and try again after a back-off
+ * (mt_cont_retry_time).
+ * With quick_only, work that will take long (slow_work) is left for the
+ * caller, and true returned.
+ */
+bool
+mt_cont_process_table(ContWorker *w, ContTable *t, TimestampTz now, bool quick_only)
+{
+	MtSubxact	sub;
+	TableState	st;
+	TimestampTz pending;
+	TimestampTz started = GetCurrentTimestamp();
+	bool		due;
+	bool		applied = false;
+	MtRefreshCounts counts = {0};
+
+	st = mt_cont_read_state(t->relid);
+	if (!st.exists)
+		return false;			/* dropped meanwhile */
+	if (!st.synced && t->synced)
+		return false;			/* its query changed: taken up again next cycle */
+	pending = st.pending_since;
+	if (t->oldest && (pending == 0 || t->oldest < pending))
+		pending = t->oldest;
+	if (!mt_cont_has_batch_work(t) && st.synced && !st.needs_full && pending == 0 &&
+		!(st.poll && TimestampDifferenceExceeds(st.last_apply, now, t->freshness / 1000)))
+		return false;
+
+	/* a table is due when its oldest waiting change is half its freshness old */
+	due = !st.synced || st.needs_full || st.poll ||
+		(pending != 0 && now - pending >= t->freshness / 2) ||
+		(mt_cont_has_batch_work(t) && t->freshness <= 2 * USECS_PER_SEC);
+	if (now < t->retry_after)
+		due = false;			/* it failed a moment ago */
+	if (quick_only && due && !st.suspended && slow_work(t, &st))
+		return true;			/* in a transaction of its own (apply_batch) */
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		if (st.suspended || !due || !mt_cont_lock_for_apply(t))
+			defer_table(w, t, &st);
+		else
+		{
+			pgstat_report_activity(STATE_RUNNING,
+								   psprintf("materialized_table: maintaining %s",
+											get_rel_name(t->relid)));
+			counts = apply_table(w, t, &st);
+			applied = true;
+		}
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = mt_subxact_rollback(&sub);
+
+		if (mt_cont_dropped_meanwhile(t->relid))
+			return false;
+		if (mt_cont_gave_way(edata))
+		{
+			/* DDL on something the query reads: not a failure, try again soon */
+			t->retry_after = TimestampTzPlusMilliseconds(now, 1000);
+			keep_after_failure(w, t, &st);
+			return false;
+		}
+		ereport(LOG,
+				(errmsg("materialized_table could not maintain \"%s\": %s",
+						get_rel_name(t->relid), edata->message)));
+		t->failures++;
+		t->retry_after = mt_cont_retry_time(now, t->freshness, t->failures);
+		keep_after_failure(w, t, &st);
+		{
+			MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
+												 NULL, started, false);
+
+			mt_history_failed(run, edata->message);
+		}
+		return false;
+	}
+	PG_END_TRY();
+
+	if (applied)
+	{
+		MtHistoryRun *run = mt_history_start(t->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
+											 NULL, started, false);
+
+		t->failures = 0;
+
+		mt_history_succeeded(run, counts.inserted + counts.deleted,
+							 mt_strategy_name(t->cycle_strategy));
+	}
+	return false;
+}

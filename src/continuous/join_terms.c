@@ -1,0 +1,338 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/join_terms.c
+ *	  CONTINUOUS refresh mode: the adjustments a DELTAS table's batch makes.
+ *
+ * A single source's changed rows adjust the groups they land in.  Through
+ * a join, delta_source's changed rows are joined with the other sources;
+ * when the other sources changed too, the delta rule adds a term for every
+ * set of the changed sources, read with a snapshot that sees exactly what
+ * the batch decoded (continuous/snapshot.c).  A change a group's baseline
+ * saw adds nothing to that group (see Baselines in cycle.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "mt/continuous/cycle_int.h"
+#include "mt/continuous/snapshot.h"
+
+/* Changed rows of one sign, by the baselines that saw them. */
+typedef struct RowClass
+{
+	int			sign;
+	Bitmapset  *mask;			/* which baselines saw them */
+	List	   *tuples;			/* HeapTuple */
+} RowClass;
+
+static List *
+row_classes(List *changes, List *baselines)
+{
+	List	   *classes = NIL;
+	ListCell   *lc;
+
+	foreach(lc, changes)
+	{
+		RowChange  *rc = lfirst(lc);
+		Bitmapset  *mask = NULL;
+		ListCell   *lb;
+		RowClass   *class = NULL;
+
+		foreach(lb, baselines)
+			if (mt_cont_saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
+				mask = bms_add_member(mask, foreach_current_index(lb));
+		foreach(lb, classes)
+		{
+			RowClass   *c = lfirst(lb);
+
+			if (c->sign == rc->sign && bms_equal(c->mask, mask))
+			{
+				class = c;
+				break;
+			}
+		}
+		if (class == NULL)
+		{
+			class = palloc0(sizeof(RowClass));
+			class->sign = rc->sign;
+			class->mask = mask;
+			classes = lappend(classes, class);
+		}
+		class->tuples = lappend(class->tuples, rc->tuple);
+	}
+	return classes;
+}
+
+/* The groups of the baselines in mask: their rows get nothing from a term. */
+static List *
+excluded_groups(List *baselines, Bitmapset *mask)
+{
+	List	   *exclude = NIL;
+	int			b = -1;
+
+	while ((b = bms_next_member(mask, b)) >= 0)
+		exclude = list_concat(exclude, ((GroupBaseline *) list_nth(baselines, b))->groups);
+	return exclude;
+}
+
+/* A source's changed rows in a term of the delta rule. */
+typedef struct TermMember
+{
+	int			member;			/* 0: delta_source; n: the n-th side */
+	Oid			relid;
+	List	   *classes;		/* RowClass */
+} TermMember;
+
+#define MAX_TERM_SOURCES	4		/* changed sources of one batch */
+
+/*
+ * The terms of one set of changed sources (bits of set, over members):
+ * the query's rows with each replaced by its changed rows, counted with
+ * the product of their signs, and with a minus sign for an even number of
+ * sources (inclusion-exclusion).  A product with an adjustment row of
+ * delta_source (sign 0, new minus old of summed columns) counts its sums
+ * alone.  Each combination of the members' classes is one query, which
+ * leaves out the groups of the baselines that saw any of its rows.
+ */
+static void
+add_term_set(ContTable *t, MtDeltaSet *set, List *baselines, TermMember *members, int nmembers,
+			 int bits)
+{
+	List	   *ids = NIL;
+	TermMember *in[MAX_TERM_SOURCES];
+	int			pick[MAX_TERM_SOURCES];
+	int			n = 0;
+	int			sign;
+	const char *sql;
+
+	for (int i = 0; i < nmembers; i++)
+		if (bits & (1 << i))
+		{
+			in[n++] = &members[i];
+			ids = lappend_int(ids, members[i].member);
+		}
+	sign = (n % 2 == 1) ? 1 : -1;
+	sql = mt_analysis_term_sql(t->analysis, ids);
+	memset(pick, 0, sizeof(pick));
+	for (;;)
+	{
+		Oid			relids[MAX_TERM_SOURCES];
+		List	   *tuples[MAX_TERM_SOURCES];
+		Bitmapset  *mask = NULL;
+		int			factor = sign;
+		bool		adjustments = false;
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			RowClass   *c = list_nth(in[i]->classes, pick[i]);
+
+			relids[i] = in[i]->relid;
+			tuples[i] = c->tuples;
+			mask = bms_union(mask, c->mask);
+			if (c->sign == 0)
+				adjustments = true;
+			else
+				factor *= c->sign;
+		}
+		mt_deltas_add_term(set, sql, n, relids, tuples, factor, adjustments,
+						   excluded_groups(baselines, mask));
+		/* the next combination of classes */
+		for (i = 0; i < n; i++)
+		{
+			if (++pick[i] < list_length(in[i]->classes))
+				break;
+			pick[i] = 0;
+		}
+		if (i == n)
+			break;
+	}
+}
+
+/*
+ * The terms of the delta rule for a DELTAS join: delta_source's changed
+ * rows joined with the other sources; with sides (the batch applied with
+ * a snapshot of its end, mt_cont_sides_decide), the terms of every set of the
+ * changed sources (see add_term_set).  A change a group's baseline saw
+ * adds nothing to that group (see Baselines above).
+ */
+static void
+add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
+{
+	List	   *baselines = mt_cont_group_baselines(t->relid);
+	TermMember	members[MAX_TERM_SOURCES];
+	int			nmembers = 0;
+	ListCell   *lc;
+
+	if (t->changes != NIL)
+	{
+		members[0].member = 0;
+		members[0].relid = t->analysis->delta_source;
+		members[0].classes = row_classes(t->changes, baselines);
+		nmembers = 1;
+	}
+	if (!sides)
+	{
+		foreach(lc, nmembers ? members[0].classes : NIL)
+		{
+			RowClass   *c = lfirst(lc);
+
+			mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
+		}
+		return;
+	}
+	/*
+	 * (mt_cont_sides_decide lets through MAX_TERM_SOURCES changed sources at
+	 * most)
+	 */
+	for (int k = 1; k <= list_length(t->analysis->sides); k++)
+	{
+		List	   *rows = NIL;
+
+		foreach(lc, t->side_changes)
+			if (((RowChange *) lfirst(lc))->side == k)
+				rows = lappend(rows, lfirst(lc));
+		if (rows == NIL)
+			continue;
+		Assert(nmembers < MAX_TERM_SOURCES);
+		members[nmembers].member = k;
+		members[nmembers].relid = ((MtDeltaSide *) list_nth(t->analysis->sides, k - 1))->relid;
+		members[nmembers].classes = row_classes(rows, baselines);
+		nmembers++;
+	}
+	for (int bits = 1; bits < (1 << nmembers); bits++)
+		add_term_set(t, set, baselines, members, nmembers, bits);
+}
+
+/*
+ * Before a DELTAS join's changes are applied or kept: may the other
+ * sources' changed rows adjust its groups by the delta rule?  Only with a
+ * snapshot that sees exactly what the batch decoded (continuous/snapshot.c),
+ * only if no earlier adjustment of the table may have read a transaction
+ * this batch decodes (inexact_lsn), only with MAX_TERM_SOURCES changed
+ * sources at most (their sets are that many terms, 2^n - 1), and only if
+ * the rows' layout is still their source's.  Then that snapshot is pushed (the caller
+ * pops it once the adjustments are made) and true returned.  Otherwise
+ * the rows name the key tuples to recompute instead (or everything), and
+ * the adjustments of delta_source's rows read the sources as they are
+ * now, which marks the table inexact up to here.
+ */
+bool
+mt_cont_sides_decide(ContWorker *w, ContTable *t)
+{
+	Bitmapset  *changed = NULL;
+	bool		layouts_current = true;
+	ListCell   *lc;
+
+	if (t->full || t->analysis->strategy != MT_STRATEGY_DELTAS || !t->analysis->delta_join ||
+		(t->changes == NIL && t->side_changes == NIL))
+		return false;
+	if (t->changes != NIL)
+		changed = bms_add_member(changed, 0);
+	foreach(lc, t->side_changes)
+		changed = bms_add_member(changed, ((RowChange *) lfirst(lc))->side);
+	if (t->side_layouts)
+		for (int i = 0; i < list_length(t->analysis->sides); i++)
+		{
+			Relation	source;
+
+			if (t->side_layouts[i] == NULL)
+				continue;
+			source = RelationIdGetRelation(((MtDeltaSide *) list_nth(t->analysis->sides, i))->relid);
+			if (!RelationIsValid(source) ||
+				!mt_cont_same_layout(t->side_layouts[i], RelationGetDescr(source)))
+				layouts_current = false;
+			if (RelationIsValid(source))
+				RelationClose(source);
+		}
+	if (bms_num_members(changed) <= MAX_TERM_SOURCES && layouts_current &&
+		w->batch_start >= t->inexact_lsn &&
+		mt_batch_snapshot_push(t->reads))
+		return true;
+
+	/* the rows of the other sources name what to recompute */
+	if (t->side_full)
+		mt_cont_table_gives_up(t);
+	else
+	{
+		foreach(lc, t->side_keys)
+		{
+			SideKey    *k = lfirst(lc);
+
+			mt_cont_add_key(w, t, k->family, k->values, k->nvalues);
+		}
+		t->inexact_lsn = GetXLogInsertRecPtr();
+	}
+	return false;
+}
+
+/*
+ * The adjustments of the batch (and optionally those kept) of a DELTAS
+ * table; with sides, read with the snapshot mt_cont_sides_decide pushed, and
+ * adjusted by the other sources' changed rows too.
+ */
+MtDeltaSet *
+mt_cont_batch_deltas(ContTable *t, bool with_logged, bool sides)
+{
+	MtDeltaSet *set;
+	ListCell   *lc;
+
+	/* the folded set is left as decoding made it: a failed apply keeps it */
+	if (t->folded && !with_logged)
+		return t->folded;
+	set = mt_deltas_begin(t->relid, t->analysis);
+	mt_deltas_set_exact(set, sides);
+	if (t->folded)
+		mt_deltas_merge(set, t->folded);
+	else if (t->analysis->delta_join)
+		add_joined_changes(t, set, sides);
+	else
+		foreach(lc, t->changes)
+		{
+			RowChange  *rc = lfirst(lc);
+
+			mt_deltas_add_row(set, rc->tuple, rc->sign);
+		}
+	if (with_logged)
+	{
+		Oid			types[1] = {OIDOID};
+		Datum		values[1] = {ObjectIdGetDatum(t->relid)};
+		uint64		r;
+
+		SPI_connect();
+		if (SPI_execute_with_args("SELECT keys, deltas FROM materialized_table_internal.change_deltas "
+								  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the kept adjustments of \"%s\"", get_rel_name(t->relid));
+		for (r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			List	   *lists[2] = {NIL, NIL};
+			int			c;
+
+			for (c = 0; c < 2; c++)
+			{
+				bool		isnull;
+				ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(tup, SPI_tuptable->tupdesc,
+																   c + 1, &isnull));
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+				int			i;
+
+				deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+				for (i = 0; i < n; i++)
+					lists[c] = lappend(lists[c], nulls[i] ? NULL : TextDatumGetCString(elems[i]));
+			}
+			mt_deltas_add_logged(set, lists[0], lists[1]);
+		}
+		SPI_finish();
+	}
+	return set;
+}

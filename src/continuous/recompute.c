@@ -1,0 +1,361 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/recompute.c
+ *	  CONTINUOUS refresh mode: recomputing a table, or some of its groups.
+ *
+ * A full recompute of a DELTAS table reads the sources with a snapshot
+ * that becomes the table's baseline; groups recomputed through a join get
+ * one of their own (see Baselines in cycle.c).  Recomputing the rows a set
+ * of keys names costs per key, a full recompute per table: the costs
+ * measured, or else the statistics, say which is cheaper.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_lsn.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/continuous/cycle_int.h"
+
+/* a keys pass over fewer keys is not a measure of the cost per key */
+#define MIN_MEASURED_KEYS		200
+
+/*
+ * Is the DELTAS table its own state (MtAnalysis.in_place)?  What its
+ * pipeline was created as, which the constraints may no longer say, and
+ * which a cycle may have changed (mt_cont_keep_state): asked of the catalog.
+ */
+bool
+mt_cont_own_rows(ContTable *t)
+{
+	return !mt_deltas_has_state(t->relid);
+}
+
+/*
+ * A DELTAS table without hidden counts needs them after all: a changed row
+ * brought a NULL to a sum, or the table can no longer be its own state
+ * (mt_deltas_in_place_possible: a NOT NULL constraint a sum rested on was
+ * dropped, a metadata column added), or never was: its query became one
+ * for deltas after its pipeline was created for another strategy (a
+ * source set LOGGED), and its rows hold no known baseline.  Create them,
+ * for the full recompute the caller does next, which fills them.  The
+ * table is maintained that way from now on, and says so.
+ */
+void
+mt_cont_keep_state(ContTable *t)
+{
+	MtTable    *mt = mt_catalog_lookup(t->relid, false);
+	MtAnalysis *now = mt_analyze_query_view(mt->query_view, mt->relid);
+
+	mt_deltas_create_objects(t->relid, t->analysis);
+	CommandCounterIncrement();
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
+					   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
+}
+
+/*
+ * Recompute the whole table.  For DELTAS, the state first (unless the
+ * table is its own state), then the table from it, both as of one snapshot
+ * that becomes the table's baseline.
+ */
+MtRefreshCounts
+mt_cont_recompute_full(ContTable *t)
+{
+	MtRefreshRequest req = {0};
+	MtRefreshCounts counts;
+
+	req.relid = t->relid;
+	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
+	{
+		Snapshot	snap;
+		Oid			types[5] = {OIDOID};
+		Datum		values[5];
+
+		snap = RegisterSnapshot(GetTransactionSnapshot());
+		if (!mt_cont_own_rows(t))
+		{
+			mt_deltas_rebuild_state(t->relid, t->analysis, snap, NIL);
+			CommandCounterIncrement();
+			snap->curcid = GetCurrentCommandId(false);
+			req.source_view = mt_deltas_derived_view(t->relid);
+		}
+		PushActiveSnapshot(snap);
+		req.use_snapshot = true;
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
+
+		values[0] = ObjectIdGetDatum(t->relid);
+		mt_cont_seen_datums(snap, types + 1, values + 1);
+		/* every transaction the snapshot saw had committed before this point */
+		types[4] = PG_LSNOID;
+		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
+		SPI_connect();
+		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
+								  "baseline_lsn = $5 WHERE relid = $1",
+								  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
+		SPI_finish();
+		UnregisterSnapshot(snap);
+		/* that snapshot saw all any group baseline saw */
+		mt_cont_state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+						   t->relid, InvalidOid, 0, false);
+	}
+	else
+		counts = mt_refresh_rows(&req);
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+					   t->relid, InvalidOid, 0, false);
+	return counts;
+}
+
+/*
+ * Recompute the groups of a DELTAS table that changes of the sources it
+ * joins name, in the state as of a snapshot that becomes the groups'
+ * baseline.  Adjustments of changes that snapshot saw must already be in
+ * the state: they are applied first.
+ */
+MtRefreshCounts
+mt_cont_recompute_groups(ContTable *t, List *groups)
+{
+	MtRefreshCounts counts = {0};
+	Snapshot	snap;
+
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	if (mt_cont_own_rows(t))
+	{
+		/* the table's rows of those groups, from the query */
+		MtRefreshRequest req = {0};
+
+		req.relid = t->relid;
+		req.filter = groups;
+		req.use_snapshot = true;
+		PushActiveSnapshot(snap);
+		counts = mt_refresh_rows(&req);
+		PopActiveSnapshot();
+	}
+	else
+		mt_deltas_rebuild_state(t->relid, t->analysis, snap, groups);
+	/* every transaction the snapshot saw had committed before this point */
+	mt_cont_record_group_baseline(t->relid, groups, snap, GetXLogInsertRecPtr());
+	UnregisterSnapshot(snap);
+	CommandCounterIncrement();
+	return counts;
+}
+
+/* ---------------------------------------------------------------------
+ * The keys named, and the cost of each way
+ * ---------------------------------------------------------------------
+ */
+
+/* Keys written by the batch or kept earlier, as the engine's filter. */
+static List *
+keys_filter(ContTable *t, List *logged)
+{
+	List	   *families = NIL;
+	ListCell   *lu;
+
+	foreach(lu, t->analysis->uses)
+	{
+		MtSourceUse *use = lfirst(lu);
+		MtFilterFamily *family;
+		HASH_SEQ_STATUS status;
+		KeyBucket  *bucket;
+		ListCell   *lc;
+		int			n = list_length(use->key_columns);
+		int			i;
+		bool		any = false;
+
+		if (use->full)
+			continue;
+		family = palloc0(sizeof(MtFilterFamily));
+		i = 0;
+		foreach(lc, use->key_columns)
+		{
+			MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+
+			col->name = strVal(lfirst(lc));
+			family->columns = lappend(family->columns, col);
+			i++;
+		}
+		/* each key's values, column by column (each once, below) */
+#define ADD_VALUES(vals) \
+		do { \
+			for (i = 0; i < n; i++) \
+			{ \
+				MtFilterColumn *col = list_nth(family->columns, i); \
+				if ((vals)[i] == NULL) \
+					col->has_null = true; \
+				else \
+					col->values = lappend(col->values, (vals)[i]); \
+			} \
+			any = true; \
+		} while (0)
+
+		if (t->keys)
+		{
+			hash_seq_init(&status, t->keys);
+			while ((bucket = hash_seq_search(&status)) != NULL)
+			{
+				KeyEntry   *e;
+
+				for (e = bucket->entries; e; e = e->next)
+					if (e->family == use->family)
+						ADD_VALUES(e->values);
+			}
+		}
+		foreach(lc, logged)
+		{
+			KeyEntry   *e = lfirst(lc);
+
+			if (e->family == use->family && e->nvalues == n)
+				ADD_VALUES(e->values);
+		}
+#undef ADD_VALUES
+		if (!any)
+			continue;
+		foreach(lc, family->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+
+			col->values = mt_filter_values_once(col);
+		}
+		families = lappend(families, family);
+	}
+	return families;
+}
+
+/*
+ * The number of distinct values of a column of the table by its statistics
+ * (ANALYZE, autovacuum), or 0 when there are none.
+ */
+static double
+column_ndistinct(Oid relid, const char *column, double rows)
+{
+	AttrNumber	attnum = get_attnum(relid, column);
+	bool		inherited = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
+	double		ndistinct = 0;
+	HeapTuple	tup;
+
+	if (attnum == InvalidAttrNumber)
+		return 0;
+	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+						  Int16GetDatum(attnum), BoolGetDatum(inherited));
+	if (HeapTupleIsValid(tup))
+	{
+		float4		stadistinct = ((Form_pg_statistic) GETSTRUCT(tup))->stadistinct;
+
+		/* negative: a fraction of the rows */
+		ndistinct = stadistinct > 0 ? stadistinct : -stadistinct * rows;
+		ReleaseSysCache(tup);
+	}
+	return ndistinct;
+}
+
+/*
+ * Is recomputing everything cheaper than recomputing the rows the filter
+ * names?  Each key value rereads the rows it names: past a tenth of the
+ * table a full pass wins.  A value names rows / ndistinct rows of its
+ * column -- with GROUP BY o.ds, c.region, a changed order's day names every
+ * region of that day -- so a family names the product, over its columns,
+ * of the share of each column's values it holds.  Without statistics a key
+ * is taken to name one row.
+ */
+static bool
+too_many_keys(ContTable *t, List *filter, int64 nkeys)
+{
+	double		rows = 0;
+	double		untouched = 1;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
+	ListCell   *lf;
+
+	if (HeapTupleIsValid(tup))
+	{
+		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+		ReleaseSysCache(tup);
+	}
+	foreach(lf, filter)
+	{
+		double		share = 1;
+		ListCell   *lc;
+
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			double		ndistinct = column_ndistinct(t->relid, col->name, rows);
+			double		nvalues = list_length(col->values) + (col->has_null ? 1 : 0);
+
+			if (ndistinct <= 0)
+				return nkeys > 1000 && nkeys > rows / 10;
+			share *= Min(1.0, nvalues / ndistinct);
+		}
+		untouched *= 1 - share;
+	}
+	nkeys = Max(nkeys, (int64) (rows * (1 - untouched)));
+	return nkeys > 1000 && nkeys > rows / 10;
+}
+
+double
+mt_cont_elapsed_ms(TimestampTz start)
+{
+	return (GetCurrentTimestamp() - start) / 1000.0;
+}
+
+/* A cost measured again: the new figure weighs as much as all before. */
+double
+mt_cont_measured(double before, double now)
+{
+	return before > 0 ? (before + now) / 2 : now;
+}
+
+/*
+ * Take the cheaper way: recompute everything rather than the rows of these
+ * keys?  Once both ways have been measured on this table (a keys pass of
+ * MIN_MEASURED_KEYS keys or more, and a full recompute -- its first sync is
+ * one), their costs decide; before that, the estimate from statistics.
+ */
+bool
+mt_cont_full_is_cheaper(ContTable *t, List *filter, int64 nkeys)
+{
+	if (t->full_ms > 0 && t->key_ms > 0)
+		return nkeys * t->key_ms > t->full_ms;
+	return too_many_keys(t, filter, nkeys);
+}
+
+/*
+ * The keys the batch and the work kept for the table name (kept ones are
+ * read only when there are some), as a filter; NIL when none.
+ */
+List *
+mt_cont_named_keys(ContTable *t, TableState *st, int64 *nkeys, bool *had_logged)
+{
+	List	   *logged = st->pending_since ? mt_cont_logged_keys(t->relid) : NIL;
+
+	*nkeys = t->nkeys + list_length(logged);
+	*had_logged = (logged != NIL);
+	return keys_filter(t, logged);
+}
+
+/* A keys pass over nkeys keys took this long since start. */
+void
+mt_cont_measure_keys(ContTable *t, int64 nkeys, TimestampTz start)
+{
+	/* a pass over few keys is mostly fixed costs: not a measure */
+	if (nkeys >= MIN_MEASURED_KEYS)
+		t->key_ms = mt_cont_measured(t->key_ms, mt_cont_elapsed_ms(start) / nkeys);
+}

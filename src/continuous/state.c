@@ -1,0 +1,442 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/state.c
+ *	  CONTINUOUS refresh mode: the worker's own tables.
+ *
+ * continuous_state (a table's row: taken up or not, its baseline, how far
+ * its work is applied), continuous_baseline (groups recomputed as of a
+ * snapshot), change_keys and change_deltas (work kept for later), read and
+ * written here; and what a snapshot kept as a baseline saw (see Baselines
+ * in cycle.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/pg_lsn.h"
+
+#include "mt/continuous/cycle_int.h"
+#include "mt/materialized_table.h"
+#include "mt/utils/spi_plans.h"
+
+/* ---------------------------------------------------------------------
+ * Baselines
+ * ---------------------------------------------------------------------
+ */
+
+/* What a snapshot recorded as xmin, xmax and xip saw, in the current context. */
+static Seen
+seen_from(HeapTuple tup, TupleDesc desc, int first)
+{
+	Seen		seen;
+	bool		isnull;
+	Datum	   *elems;
+	int			i;
+
+	seen.xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, first, &isnull));
+	seen.xmax = DatumGetTransactionId(SPI_getbinval(tup, desc, first + 1, &isnull));
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, first + 2, &isnull)),
+					  XIDOID, sizeof(TransactionId), true, TYPALIGN_INT, &elems, NULL,
+					  &seen.nxip);
+	seen.xip = palloc(sizeof(TransactionId) * (seen.nxip + 1));
+	for (i = 0; i < seen.nxip; i++)
+		seen.xip[i] = DatumGetTransactionId(elems[i]);
+	return seen;
+}
+
+/* A snapshot's xmin, xmax and xip as parameters values[0..2]. */
+void
+mt_cont_seen_datums(Snapshot snap, Oid *types, Datum *values)
+{
+	Datum	   *xip = palloc(sizeof(Datum) * (snap->xcnt + 1));
+	uint32		i;
+
+	for (i = 0; i < snap->xcnt; i++)
+		xip[i] = TransactionIdGetDatum(snap->xip[i]);
+	types[0] = XIDOID;
+	types[1] = XIDOID;
+	types[2] = XIDARRAYOID;
+	values[0] = TransactionIdGetDatum(snap->xmin);
+	values[1] = TransactionIdGetDatum(snap->xmax);
+	values[2] = PointerGetDatum(construct_array(xip, snap->xcnt, XIDOID, sizeof(TransactionId),
+												true, TYPALIGN_INT));
+}
+
+/* Did the snapshot see transaction xid (committed: it was decoded)? */
+bool
+mt_cont_saw(Seen *seen, TransactionId xid)
+{
+	int			i;
+
+	if (TransactionIdPrecedes(xid, seen->xmin))
+		return true;
+	if (TransactionIdFollowsOrEquals(xid, seen->xmax))
+		return false;
+	for (i = 0; i < seen->nxip; i++)
+		if (TransactionIdEquals(xid, seen->xip[i]))
+			return false;
+	return true;
+}
+
+/* Does continuous_state have applied_lsn (see ContWorker.applied_lsn_kept)? */
+bool
+mt_cont_catalog_keeps_applied_lsn(void)
+{
+	Oid			state = get_relname_relid("continuous_state", mt_internal_namespace());
+
+	return OidIsValid(state) && get_attnum(state, "applied_lsn") != InvalidAttrNumber;
+}
+
+/* What continuous_state says of a table: synced, baseline, applied_lsn. */
+void
+mt_cont_load_baseline(ContWorker *w, ContTable *t)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(t->relid)};
+
+	t->has_baseline = false;
+	t->synced = false;
+	SPI_connect();
+	if (mt_spi_execute_saved(w->applied_lsn_kept ?
+							 "SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+							 "baseline_xip, applied_lsn FROM materialized_table_internal.continuous_state "
+							 "WHERE relid = $1" :
+							 "SELECT synced, baseline_xmin IS NOT NULL, baseline_xmin, baseline_xmax, "
+							 "baseline_xip, NULL::pg_catalog.pg_lsn FROM materialized_table_internal.continuous_state "
+							 "WHERE relid = $1",
+							 1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the continuous state of \"%s\"", get_rel_name(t->relid));
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		applied;
+
+		t->synced = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		applied = SPI_getbinval(tup, desc, 6, &isnull);
+		t->applied_lsn = isnull ? InvalidXLogRecPtr : DatumGetLSN(applied);
+		if (DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
+		{
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
+
+			t->has_baseline = true;
+			t->baseline = seen_from(tup, desc, 3);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+}
+
+/*
+ * Did the table's baseline snapshot already see transaction xid, or is
+ * the transaction (committed at commit_lsn) in a batch whose work for the
+ * table was already written (applied_lsn; see apply_batch)?
+ */
+bool
+mt_cont_in_baseline(ContTable *t, TransactionId xid, XLogRecPtr commit_lsn)
+{
+	return (t->has_baseline && mt_cont_saw(&t->baseline, xid)) || commit_lsn < t->applied_lsn;
+}
+
+/* The group baselines of a DELTAS table, oldest first. */
+List *
+mt_cont_group_baselines(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *result = NIL;
+	GroupBaseline *b = NULL;
+	MtFilterFamily *family = NULL;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	int			family_no = -1;
+	uint64		r;
+
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT lsn, family, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip "
+							 "FROM materialized_table_internal.continuous_baseline "
+							 "WHERE relid = $1 ORDER BY lsn, family, position",
+							 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the baselines of \"%s\"", get_rel_name(relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+		XLogRecPtr	row_lsn;
+		int			row_family;
+		Datum	   *elems;
+		bool	   *nulls;
+		bool		isnull;
+		int			n;
+		int			i;
+
+		row_lsn = DatumGetLSN(SPI_getbinval(tup, desc, 1, &isnull));
+		row_family = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+		if (b == NULL || row_lsn != lsn)
+		{
+			b = palloc0(sizeof(GroupBaseline));
+			b->seen = seen_from(tup, desc, 6);
+			result = lappend(result, b);
+			lsn = row_lsn;
+			family = NULL;
+		}
+		if (family == NULL || row_family != family_no)
+		{
+			family = palloc0(sizeof(MtFilterFamily));
+			b->groups = lappend(b->groups, family);
+			family_no = row_family;
+		}
+		col->name = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 4, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		for (i = 0; i < n; i++)
+			col->values = lappend(col->values, TextDatumGetCString(elems[i]));
+		col->has_null = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		family->columns = lappend(family->columns, col);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
+/*
+ * Record that the groups were recomputed as of snap; every transaction it
+ * saw had committed before lsn.
+ */
+void
+mt_cont_record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
+{
+	Oid			types[10] = {OIDOID, PG_LSNOID, INT4OID, INT4OID, TEXTOID, TEXTARRAYOID, BOOLOID};
+	Datum		values[10];
+	SPIPlanPtr	plan;
+	ListCell   *lf;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = LSNGetDatum(lsn);
+	mt_cont_seen_datums(snap, types + 7, values + 7);
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.continuous_baseline "
+					   "(relid, lsn, family, position, column_name, vals, has_null, snapshot_xmin, snapshot_xmax, snapshot_xip) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", 10, types);
+	foreach(lf, groups)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		{
+			MtFilterColumn *col = lfirst(lc);
+			Datum	   *elems = palloc(sizeof(Datum) * (list_length(col->values) + 1));
+			ListCell   *lv;
+
+			foreach(lv, col->values)
+				elems[foreach_current_index(lv)] = CStringGetTextDatum(lfirst(lv));
+			values[2] = Int32GetDatum(foreach_current_index(lf));
+			values[3] = Int32GetDatum(foreach_current_index(lc));
+			values[4] = CStringGetTextDatum(col->name);
+			values[5] = PointerGetDatum(construct_array(elems, list_length(col->values), TEXTOID,
+														-1, false, TYPALIGN_INT));
+			values[6] = BoolGetDatum(col->has_null);
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(relid));
+		}
+	}
+	SPI_finish();
+}
+
+/* Baselines whose transactions have all been decoded are done with. */
+void
+mt_cont_forget_old_baselines(XLogRecPtr batch_end)
+{
+	Oid			types[1] = {PG_LSNOID};
+	Datum		values[1] = {LSNGetDatum(batch_end)};
+
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state "
+							 "SET baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL, "
+							 "baseline_lsn = NULL WHERE baseline_lsn < $1",
+							 1, types, values, NULL, false, 0) < 0 ||
+		mt_spi_execute_saved("DELETE FROM materialized_table_internal.continuous_baseline "
+							 "WHERE lsn < $1", 1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
+
+/* ---------------------------------------------------------------------
+ * continuous_state, and the work kept for later
+ * ---------------------------------------------------------------------
+ */
+
+/* A table's row of continuous_state, as applying needs it. */
+TableState
+mt_cont_read_state(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	TableState	st = {0};
+
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT t.refresh_status = 'SUSPENDED', c.synced, c.needs_full, "
+							 "c.pending_since, c.last_apply, c.poll, c.strategy = 'DELTAS' "
+							 "FROM materialized_table_internal.continuous_state c "
+							 "JOIN materialized_table_internal.mt_table t ON t.relid::pg_catalog.oid OPERATOR(pg_catalog.=) c.relid "
+							 "WHERE c.relid = $1",
+							 1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the continuous state of a table");
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d;
+
+		st.exists = true;
+		st.suspended = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
+		st.synced = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		st.needs_full = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		st.pending_since = isnull ? 0 : DatumGetTimestampTz(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		st.last_apply = isnull ? 0 : DatumGetTimestampTz(d);
+		st.poll = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		st.deltas = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+	}
+	SPI_finish();
+	return st;
+}
+
+/* Run one statement about a table's state with its OID as $1 (and $2). */
+void
+mt_cont_state_exec(const char *sql, Oid relid, Oid type2, Datum value2, bool null2)
+{
+	Oid			types[2] = {OIDOID, type2};
+	Datum		values[2] = {ObjectIdGetDatum(relid), value2};
+	char		nulls[2] = {' ', null2 ? 'n' : ' '};
+
+	SPI_connect();
+	if (mt_spi_execute_saved(sql, OidIsValid(type2) ? 2 : 1, types, values, nulls, false, 0) < 0)
+		elog(ERROR, "could not update the continuous state of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+}
+
+/* The keys kept for a table in change_keys. */
+List *
+mt_cont_logged_keys(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	List	   *result = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		r;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT family, keys FROM materialized_table_internal.change_keys "
+							  "WHERE relid = $1", 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the kept keys of \"%s\"", get_rel_name(relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		bool		isnull;
+		ArrayType  *arr;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		int			i;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		KeyEntry   *e = palloc0(sizeof(KeyEntry));
+
+		e->family = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		arr = DatumGetArrayTypePCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		e->nvalues = n;
+		e->values = palloc(sizeof(char *) * (n + 1));
+		for (i = 0; i < n; i++)
+			e->values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		result = lappend(result, e);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return result;
+}
+
+/* Keep the batch's keys of a table in change_keys. */
+void
+mt_cont_log_keys(ContTable *t)
+{
+	Oid			types[3] = {OIDOID, INT4OID, TEXTARRAYOID};
+	HASH_SEQ_STATUS status;
+	KeyBucket  *bucket;
+	SPIPlanPtr	plan;
+
+	if (t->keys == NULL)
+		return;
+	SPI_connect();
+	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_keys (relid, family, keys) "
+					   "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", 3, types);
+	hash_seq_init(&status, t->keys);
+	while ((bucket = hash_seq_search(&status)) != NULL)
+	{
+		KeyEntry   *e;
+
+		for (e = bucket->entries; e; e = e->next)
+		{
+			Datum	   *elems = palloc(sizeof(Datum) * (e->nvalues + 1));
+			bool	   *nulls = palloc(sizeof(bool) * (e->nvalues + 1));
+			int			dims[1] = {e->nvalues};
+			int			lbs[1] = {1};
+			Datum		values[3];
+			int			i;
+
+			for (i = 0; i < e->nvalues; i++)
+			{
+				nulls[i] = (e->values[i] == NULL);
+				elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->values[i]);
+			}
+			values[0] = ObjectIdGetDatum(t->relid);
+			values[1] = Int32GetDatum(e->family);
+			values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
+														   -1, false, TYPALIGN_INT));
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
+		}
+	}
+	SPI_finish();
+}
+
+/*
+ * The batch's work of these tables is being written in this transaction:
+ * applied_lsn says so, for decoding after a crash (mt_cont_in_baseline).
+ */
+void
+mt_cont_note_applied(ContWorker *w, List *done, XLogRecPtr batch_end)
+{
+	Oid			types[2] = {OIDARRAYOID, PG_LSNOID};
+	Datum		values[2];
+	Datum	   *oids;
+	ListCell   *lc;
+
+	if (done == NIL || !w->applied_lsn_kept)
+		return;
+	oids = palloc(sizeof(Datum) * list_length(done));
+	foreach(lc, done)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(((ContTable *) lfirst(lc))->relid);
+	values[0] = PointerGetDatum(construct_array(oids, list_length(done), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	values[1] = LSNGetDatum(batch_end);
+	SPI_connect();
+	if (mt_spi_execute_saved("UPDATE materialized_table_internal.continuous_state SET applied_lsn = $2 "
+							 "WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
+							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the continuous state");
+	SPI_finish();
+}
