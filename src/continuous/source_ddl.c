@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "nodes/parsenodes.h"
 
 #include "mt/continuous/continuous.h"
 #include "mt/continuous/source_ddl.h"

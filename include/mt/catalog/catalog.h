@@ -28,7 +28,7 @@
 #include "nodes/primnodes.h"
 #include "utils/jsonb.h"
 
-#include "mt/parser/ddl_parser.h"
+#include "mt/catalog/definition.h"
 
 #define MT_CATALOG_TABLE		"mt_table"
 

@@ -22,6 +22,8 @@
 #include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
 
+#include "mt/catalog/definition.h"
+
 typedef struct MtQualifiedName
 {
 	char	   *catalog;		/* database name, or NULL */
@@ -80,44 +82,12 @@ typedef struct MtWatermark
 	int			location;
 } MtWatermark;
 
-typedef enum MtDistributionKind
-{
-	MT_DISTRIBUTION_DEFAULT,	/* DISTRIBUTED BY (cols): hash */
-	MT_DISTRIBUTION_HASH,
-	MT_DISTRIBUTION_RANGE
-} MtDistributionKind;
-
-typedef struct MtDistribution
-{
-	MtDistributionKind kind;
-	List	   *columns;		/* list of String; NIL for DISTRIBUTED INTO n */
-	int			buckets;		/* 0 when INTO n BUCKETS was omitted */
-	List	   *bounds;			/* RANGE: lower bounds of buckets 1..n-1, each a
-								 * List of char * (computed at CREATE) */
-	int			location;
-} MtDistribution;
-
-typedef enum MtFreshnessUnit
-{
-	MT_UNIT_SECOND,
-	MT_UNIT_MINUTE,
-	MT_UNIT_HOUR,
-	MT_UNIT_DAY
-} MtFreshnessUnit;
-
 typedef struct MtFreshness
 {
 	int64		value;
 	MtFreshnessUnit unit;
 	int			location;
 } MtFreshness;
-
-typedef enum MtRefreshMode
-{
-	MT_MODE_UNSET = 0,
-	MT_MODE_CONTINUOUS = 'C',
-	MT_MODE_FULL = 'F'
-} MtRefreshMode;
 
 /* The query after AS. */
 typedef struct MtQuery
@@ -139,14 +109,6 @@ typedef struct MtStartMode
 	char	   *mode;			/* upper-case mode word */
 	int			location;
 } MtStartMode;
-
-/* A 'key' = 'value' pair of WITH (...) or a partition spec. */
-typedef struct MtOption
-{
-	char	   *key;
-	char	   *value;
-	int			location;
-} MtOption;
 
 typedef struct MtCreateStmt
 {
