@@ -7,6 +7,7 @@
 # it (scripts/pg_cluster.sh), creates database contrib_regression with
 # pg_cron and materialized_table, then runs in order:
 #
+#   0. layers       test/layers.py: the call graph of src/ (after the build)
 #   1. pg_regress   sql/*.sql with expected/*.out         (make installcheck)
 #   2. isolation    test/isolation/specs/*.spec            (pg_isolation_regress)
 #   3. pgTAP        test/pgtap/*.sql                       (pg_prove)
@@ -108,6 +109,14 @@ if [ "${MT_TEST_SKIP_BUILD:-0}" != 1 ]; then
     fi
     # the build must stay warning-free
     grep -E 'warning:' "$DIR/build.log" && echo "(build warnings above)"
+fi
+
+# --- layers ------------------------------------------------------------------
+say "layers: no circle between files, no call up a layer, no file too long"
+if /usr/bin/python3 test/layers.py; then
+    record layers PASS
+else
+    record layers FAIL
 fi
 
 # --- cluster -------------------------------------------------------------------
