@@ -35,7 +35,6 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/marker.h"
-#include "mt/commands/commands.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/spi_plans.h"
 

@@ -33,9 +33,9 @@
 #include "utils/syscache.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
 #include "mt/catalog/marker.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/spi_plans.h"
 
 /*
  * The name of a hidden object of a table: <prefix><id> (query_, state_,

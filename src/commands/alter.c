@@ -35,8 +35,12 @@
 #include "mt/catalog/lineage.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
+#include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /* Options RESUME understands; they last until the next SUSPEND or RESUME. */
 static const char *const resume_options[] = {"sink.parallelism", NULL};

@@ -53,6 +53,7 @@
 #include "mt/catalog/lineage.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_refresh_sql);
 

@@ -29,10 +29,12 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "mt/catalog/hidden_objects.h"
 #include "mt/commands/commands.h"
 #include "mt/catalog/marker.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /*
  * mt_resolve_namespace

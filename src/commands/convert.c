@@ -23,6 +23,9 @@
 #include "mt/refresh/partitions.h"
 #include "mt/lifecycle/pipeline.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 static void
 not_convertible(MtStatement *st, Oid relid, const char *detail, const char *hint)

@@ -40,6 +40,9 @@
 #include "mt/refresh/partitions.h"
 #include "mt/lifecycle/pipeline.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 static bool
 equal_bound(List *a, List *b)

@@ -25,6 +25,8 @@
 #include "mt/catalog/freshness.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/partitions.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/sql.h"
 
 static MtQueryColumn *
 find_query_column(List *qcols, const char *name)

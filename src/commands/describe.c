@@ -52,6 +52,8 @@
 #include "mt/commands/commands.h"
 #include "mt/catalog/freshness.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/sql.h"
 
 /* the columns of a row */
 enum

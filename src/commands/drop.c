@@ -27,6 +27,8 @@
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_on_sql_drop);
 

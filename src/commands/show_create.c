@@ -48,6 +48,7 @@
 #include "mt/commands/commands.h"
 #include "mt/catalog/freshness.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_show_create);
 PG_FUNCTION_INFO_V1(mt_query_definition);

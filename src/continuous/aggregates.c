@@ -37,8 +37,8 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
-#include "mt/commands/commands.h"
 #include "mt/continuous/aggregates.h"
+#include "mt/utils/sql.h"
 
 /* ---------------------------------------------------------------------
  * Display scales of numeric expressions

@@ -36,9 +36,10 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "mt/commands/commands.h"
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/flatten.h"
+#include "mt/materialized_table.h"
+#include "mt/utils/sql.h"
 
 const char *
 mt_strategy_name(MtStrategy strategy)

@@ -29,9 +29,9 @@
 #include "utils/syscache.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/aggregates.h"
 #include "mt/continuous/analysis_int.h"
+#include "mt/utils/sql.h"
 
 /*
  * Does the table hold nothing but the query's columns, each of the type

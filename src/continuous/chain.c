@@ -29,12 +29,12 @@
 #include "utils/timestamp.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/analysis.h"
 #include "mt/continuous/chain.h"
 #include "mt/continuous/deltas.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/spi_plans.h"
 
 /*
  * Past this many changed rows for one downstream DELTAS table, it is

@@ -31,8 +31,8 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
-#include "mt/commands/commands.h"
 #include "mt/continuous/cycle_int.h"
+#include "mt/utils/relations.h"
 
 /* past these, a table (or the batch) gives up details and recomputes */
 #define MAX_TABLE_CHANGES		250000

@@ -37,7 +37,6 @@
 #include "utils/varlena.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/continuous.h"
 #include "mt/continuous/analysis.h"
 #include "mt/continuous/chain.h"
@@ -47,6 +46,9 @@
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /* Logical decoding with our plugin must be possible here. */
 static void

@@ -30,11 +30,11 @@
 #include "utils/snapmgr.h"
 
 #include "mt/catalog/history.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/continuous.h"
 #include "mt/continuous/cycle_int.h"
 #include "mt/continuous/decoder.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/spi_plans.h"
 
 static void
 noop_prepare_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool last)

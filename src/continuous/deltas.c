@@ -37,10 +37,10 @@
 #include "utils/rel.h"
 
 #include "mt/catalog/marker.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/aggregates.h"
 #include "mt/continuous/deltas.h"
 #include "mt/continuous/deltas_int.h"
+#include "mt/materialized_table.h"
 #include "mt/refresh/in_place.h"
 
 typedef struct DeltaBucket

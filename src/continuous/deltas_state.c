@@ -29,12 +29,14 @@
 #include "utils/syscache.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/catalog/hidden_objects.h"
 #include "mt/catalog/marker.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/aggregates.h"
 #include "mt/continuous/deltas.h"
 #include "mt/continuous/deltas_int.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /* a state of more groups is rebuilt without holding them in memory */
 #define MAX_PARALLEL_GROUPS		1000000

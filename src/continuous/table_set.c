@@ -24,9 +24,10 @@
 
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/history.h"
-#include "mt/commands/commands.h"
 #include "mt/continuous/cycle_int.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
 
 /*
  * Tables the worker could not read (their query could not be analyzed):

@@ -57,6 +57,7 @@
 #include "mt/catalog/freshness.h"
 #include "mt/materialized_table.h"
 #include "mt/hooks/native.h"
+#include "mt/utils/relations.h"
 
 #define NATIVE_NAMESPACE	MT_EXTENSION_NAME
 

@@ -61,7 +61,7 @@
 #include "utils/syscache.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
+#include "mt/catalog/hidden_objects.h"
 #include "mt/catalog/history.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
@@ -69,6 +69,7 @@
 #include "mt/scheduler/scheduler.h"
 #include "mt/catalog/marker.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/utils/spi_plans.h"
 
 #define WAITING_FOR_DATA		"restored from a dump: waiting for its data"
 #define DATA_FROM				"restored from a dump: its data is being restored by process "

@@ -20,10 +20,11 @@
 #include "utils/lsyscache.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
+#include "mt/catalog/hidden_objects.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
 #include "mt/scheduler/scheduler.h"
+#include "mt/utils/spi_plans.h"
 
 PG_FUNCTION_INFO_V1(mt_update_tables_1_1);
 

@@ -45,12 +45,12 @@
 #include "utils/snapmgr.h"
 
 #include "mt/catalog/catalog.h"
-#include "mt/commands/commands.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/in_place.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
 #include "mt/utils/row_cache.h"
+#include "mt/utils/sql.h"
 
 /*
  * A lookup of a group's row through the table's key index costs about as

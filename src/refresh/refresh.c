@@ -31,13 +31,14 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "mt/commands/commands.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/table_writer.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 const char *
 mt_trigger_name(MtRefreshTrigger trigger)

@@ -61,13 +61,13 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "mt/commands/commands.h"
 #include "mt/utils/date_format.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/refresh.h"
 #include "mt/scheduler/scheduler.h"
+#include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_scheduled_refresh_sql);
 

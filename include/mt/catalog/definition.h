@@ -27,6 +27,14 @@ typedef enum MtFreshnessUnit
 	MT_UNIT_DAY
 } MtFreshnessUnit;
 
+/* FRESHNESS = INTERVAL ... as written */
+typedef struct MtFreshness
+{
+	int64		value;
+	MtFreshnessUnit unit;
+	int			location;
+} MtFreshness;
+
 typedef enum MtDistributionKind
 {
 	MT_DISTRIBUTION_DEFAULT,	/* DISTRIBUTED BY (cols): hash */

@@ -10,7 +10,7 @@
 #define MT_FRESHNESS_H
 
 #include "mt/catalog/catalog.h"
-#include "mt/parser/ddl_parser.h"
+#include "mt/catalog/definition.h"
 
 extern int64 mt_freshness_seconds(int value, MtFreshnessUnit unit);
 extern void mt_freshness_resolve(MtFreshness *given, MtRefreshMode given_mode,

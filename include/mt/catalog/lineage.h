@@ -23,7 +23,7 @@
 
 #include "nodes/pg_list.h"
 
-#include "mt/parser/ddl_parser.h"
+#include "mt/catalog/definition.h"
 
 #define MT_CASCADE_MAX_DEPTH	6
 

@@ -22,13 +22,6 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/parser/ddl_parser.h"
-/* transitional, until every caller includes what it uses */
-#include "mt/catalog/hidden_objects.h"
-#include "mt/materialized_table.h"
-#include "mt/refresh/partitions.h"
-#include "mt/utils/relations.h"
-#include "mt/utils/spi_plans.h"
-#include "mt/utils/sql.h"
 
 /* a column of a query's result */
 typedef struct MtQueryColumn

@@ -82,13 +82,6 @@ typedef struct MtWatermark
 	int			location;
 } MtWatermark;
 
-typedef struct MtFreshness
-{
-	int64		value;
-	MtFreshnessUnit unit;
-	int			location;
-} MtFreshness;
-
 /* The query after AS. */
 typedef struct MtQuery
 {
