@@ -54,8 +54,6 @@
 static void
 check_decoding_prerequisites(void)
 {
-	const char *allowed;
-
 	if (wal_level < WAL_LEVEL_LOGICAL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -63,29 +61,14 @@ check_decoding_prerequisites(void)
 				 errdetail("CONTINUOUS tables follow their sources through logical decoding."),
 				 errhint("Set wal_level = logical in postgresql.conf and restart the server, or use REFRESH_MODE = FULL.")));
 
-	/* PostgreSQL 15.19 and later list the allowed output plugins */
-	allowed = GetConfigOption("output_plugin_libraries", true, false);
-	if (allowed != NULL)
-	{
-		char	   *copy = pstrdup(allowed);
-		List	   *names;
-		ListCell   *lc;
-		bool		found = false;
-
-		if (!SplitIdentifierString(copy, ',', &names))
-			names = NIL;
-		foreach(lc, names)
-			if (strcmp(lfirst(lc), MT_OUTPUT_PLUGIN) == 0)
-				found = true;
-		if (!found)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("logical decoding output plugin \"%s\" is not allowed on this server",
-							MT_OUTPUT_PLUGIN),
-					 errdetail("CONTINUOUS tables follow their sources through logical decoding with the extension's output plugin."),
-					 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
-							 MT_OUTPUT_PLUGIN)));
-	}
+	if (!mt_output_plugin_allowed())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("logical decoding output plugin \"%s\" is not allowed on this server",
+						MT_OUTPUT_PLUGIN),
+				 errdetail("CONTINUOUS tables follow their sources through logical decoding with the extension's output plugin."),
+				 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
+						 MT_OUTPUT_PLUGIN)));
 }
 
 static char

@@ -15,6 +15,8 @@
 #include "fmgr.h"
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
+#include "utils/guc.h"
+#include "utils/varlena.h"
 
 #include "mt/continuous/decoder.h"
 
@@ -109,4 +111,27 @@ _PG_output_plugin_init(OutputPluginCallbacks *cb)
 	cb->commit_cb = plugin_commit;
 	cb->filter_by_origin_cb = plugin_filter_by_origin;
 	cb->shutdown_cb = plugin_shutdown;
+}
+
+/*
+ * mt_output_plugin_allowed
+ *		Does the server let logical decoding load this plugin?  PostgreSQL
+ *		15.19 and later list the allowed output plugins in
+ *		output_plugin_libraries; earlier releases allow any.
+ */
+bool
+mt_output_plugin_allowed(void)
+{
+	const char *allowed = GetConfigOption("output_plugin_libraries", true, false);
+	List	   *names;
+	ListCell   *lc;
+
+	if (allowed == NULL)
+		return true;
+	if (!SplitIdentifierString(pstrdup(allowed), ',', &names))
+		return false;
+	foreach(lc, names)
+		if (strcmp(lfirst(lc), MT_OUTPUT_PLUGIN) == 0)
+			return true;
+	return false;
 }

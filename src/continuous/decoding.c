@@ -50,9 +50,7 @@ noop_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid, bool 
 static bool
 plugin_allowed(ContWorker *w)
 {
-	const char *allowed = GetConfigOption("output_plugin_libraries", true, false);
-
-	if (allowed == NULL || strstr(allowed, MT_OUTPUT_PLUGIN) != NULL)
+	if (mt_output_plugin_allowed())
 	{
 		w->plugin_warned = false;
 		return true;

@@ -715,7 +715,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 	SPIPlanPtr	plan;
 	SPIExecuteOptions options;
 	MtWriter   *writer;
-	MtWriterCounts wcounts;
+	MtRefreshCounts wcounts;
 	MtRefreshCounts counts = {0};
 	List	   *partition_values;
 	char	   *delete_sql;

@@ -86,7 +86,7 @@ struct MtWriter
 	MtRowFeed  *feed;			/* the rows' readers (observer.h), or NULL */
 	TupleDesc	feed_desc;
 
-	MtWriterCounts counts;
+	MtRefreshCounts counts;
 };
 
 /* A row of the table before the refresh, among those it replaces. */
@@ -632,7 +632,7 @@ mt_writer_receiver(MtWriter *w)
  *		Create missing partitions, insert the rows kept for them, delete
  *		the old rows the query did not produce again, close.
  */
-MtWriterCounts
+MtRefreshCounts
 mt_writer_finish(MtWriter *w)
 {
 	/* rows replaced under a unique key go before their new versions come */

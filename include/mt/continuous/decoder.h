@@ -38,4 +38,7 @@ extern MtDecodeSink *mt_decode_sink;
 
 #define MT_OUTPUT_PLUGIN	"materialized_table"
 
+/* may decoding load it (output_plugin_libraries)? */
+extern bool mt_output_plugin_allowed(void);
+
 #endif							/* MT_DECODER_H */

@@ -21,6 +21,7 @@
 #include "utils/relcache.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/refresh/table_writer.h"
 
 /* What started a refresh; the names are those of refresh_history.trigger. */
 typedef enum MtRefreshTrigger
@@ -71,13 +72,6 @@ typedef struct MtRefreshRequest
 								 * query's result: rows may be matched by
 								 * them and updated in place */
 } MtRefreshRequest;
-
-typedef struct MtRefreshCounts
-{
-	uint64		inserted;
-	uint64		deleted;
-	uint64		unchanged;
-} MtRefreshCounts;
 
 extern MtRefreshCounts mt_refresh_rows(MtRefreshRequest *req);
 

@@ -24,17 +24,18 @@
 
 typedef struct MtWriter MtWriter;
 
-typedef struct MtWriterCounts
+/* the rows a refresh wrote */
+typedef struct MtRefreshCounts
 {
 	uint64		inserted;
 	uint64		deleted;
 	uint64		unchanged;
-} MtWriterCounts;
+} MtRefreshCounts;
 
 extern MtWriter *mt_writer_begin(Oid relid, MtTable *mt, const char *where,
 								 int nargs, Oid *argtypes, Datum *values);
 extern bool mt_writer_diffs(MtWriter *writer);
 extern DestReceiver *mt_writer_receiver(MtWriter *writer);
-extern MtWriterCounts mt_writer_finish(MtWriter *writer);
+extern MtRefreshCounts mt_writer_finish(MtWriter *writer);
 
 #endif							/* MT_TABLE_WRITER_H */
