@@ -6,7 +6,7 @@
  * The update scripts (extension/versions/) change the catalog; the tables
  * that exist then are brought to the new version's ways here.  Until the
  * update runs, the library works on the older catalog (catalog/catalog.c and
- * continuous/cycle.c ask which columns it has), so that tables stay
+ * continuous/state.c ask which columns it has), so that tables stay
  * maintained between installing the new library and updating.
  *
  *-------------------------------------------------------------------------
