@@ -28,9 +28,6 @@
 /* a full recompute measured under this is done with the quick work */
 #define QUICK_RECOMPUTE_MS		50
 
-/* past this many keys kept, a table is recomputed in full instead */
-#define MAX_LOGGED_KEYS			100000
-
 /* Do the table's work now. */
 static MtRefreshCounts
 apply_table(ContWorker *w, ContTable *t, TableState *st)
@@ -90,8 +87,7 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 		}
 		counts.inserted += Max(written, 0);
 		if (!full && st->pending_since)
-			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-							   t->relid, InvalidOid, 0, false);
+			mt_cont_forget_logged_deltas(t->relid);
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
@@ -124,14 +120,12 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 		if (!full && (req.filter != NIL || whole))
 			counts = mt_refresh_rows(&req);
 		if (!full && st->pending_since)
-			mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-							   t->relid, InvalidOid, 0, false);
+			mt_cont_forget_logged_deltas(t->relid);
 	}
 	if (sides)
 		PopActiveSnapshot();	/* (not needed after all: recomputed) */
 	if (had_logged && !full)
-		mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-						   t->relid, InvalidOid, 0, false);
+		mt_cont_forget_logged_keys(t->relid);
 	if (full)
 	{
 		start = GetCurrentTimestamp();
@@ -140,10 +134,7 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 	}
 	t->cycle_strategy = full ? MT_STRATEGY_FULL : t->analysis->strategy;
 
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
-					   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
-					   "WHERE relid = $1", t->relid, TIMESTAMPTZOID,
-					   TimestampTzGetDatum(GetCurrentTimestamp()), false);
+	mt_cont_note_applied_now(t->relid, GetCurrentTimestamp());
 	mt_catalog_set_last_refresh(t->relid, GetCurrentTransactionStartTimestamp());
 	return counts;
 }
@@ -158,8 +149,7 @@ defer_table(ContWorker *w, ContTable *t, TableState *st)
 	if (!t->full && mt_cont_changes_layout_current(t))
 		sides = mt_cont_sides_decide(w, t);
 	if (t->full || !mt_cont_changes_layout_current(t))
-		mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-						   "WHERE relid = $1", t->relid, InvalidOid, 0, false);
+		mt_cont_need_full(t->relid);
 	else
 	{
 		/* keys: of a KEYS table, or of the sources a DELTAS table joins */
@@ -172,17 +162,7 @@ defer_table(ContWorker *w, ContTable *t, TableState *st)
 		PopActiveSnapshot();
 	if (oldest == 0)
 		return;
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
-					   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
-					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
-					   "WHERE relid = $1 AND pending_since IS NULL",
-					   t->relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
-	/* too much kept: one full recompute will do instead */
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-					   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
-					   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
-					   t->relid, InvalidOid, 0, false);
+	mt_cont_note_pending(t->relid, oldest);
 }
 
 /*

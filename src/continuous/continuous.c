@@ -38,6 +38,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/continuous/continuous.h"
+#include "mt/continuous/state.h"
 #include "mt/continuous/analysis.h"
 #include "mt/continuous/chain.h"
 #include "mt/continuous/deltas.h"
@@ -143,74 +144,6 @@ ensure_replica_identity(MtAnalysis *a)
 	}
 }
 
-static void
-state_insert(Oid relid, MtAnalysis *a)
-{
-	Oid			types[4] = {OIDOID, TEXTOID, TEXTOID, BOOLOID};
-	Datum		values[4];
-	MtSavedUser saved;
-
-	values[0] = ObjectIdGetDatum(relid);
-	values[1] = CStringGetTextDatum(mt_strategy_name(a->strategy));
-	values[2] = CStringGetTextDatum(a->reason);
-	values[3] = BoolGetDatum(a->poll);
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO materialized_table_internal.continuous_state "
-							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
-							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
-	/* work kept for a dropped table that had this OID is not ours */
-	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
-							  1, types, values, NULL, false, 0) < 0)
-		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-}
-
-/*
- * Forget the pipeline's rows of a table (state, kept keys and adjustments).
- *
- * A worker cycle that was keeping work for the table as it was being
- * dropped may commit its rows after ours, where this DELETE could not see
- * them; such rows of tables no longer followed are removed here too, at
- * the next DROP (and a new table whose OID they carry ignores them).
- */
-static void
-state_delete(Oid relid)
-{
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	MtSavedUser saved;
-
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
-							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys k "
-							  "WHERE k.relid = $1 OR k.relid IN "
-							  "(SELECT relid FROM materialized_table_internal.change_keys "
-							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
-							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas d "
-							  "WHERE d.relid = $1 OR d.relid IN "
-							  "(SELECT relid FROM materialized_table_internal.change_deltas "
-							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
-							  1, types, values, NULL, false, 0) < 0 ||
-		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline b "
-							  "WHERE b.relid = $1 OR b.relid IN "
-							  "(SELECT relid FROM materialized_table_internal.continuous_baseline "
-							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
-							  1, types, values, NULL, false, 0) < 0)
-		elog(ERROR, "could not forget the continuous pipeline of a table");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-}
-
 /*
  * An incremental table's rows are read and replaced by the values of its
  * key columns every cycle: give it an index on them (as TimescaleDB does
@@ -308,41 +241,11 @@ start_pipeline(MtTable *mt)
 	check_decoding_prerequisites();
 	a = mt_analyze_query_view(mt->query_view, mt->relid);
 	ensure_replica_identity(a);
-	state_insert(mt->relid, a);
+	mt_cont_state_insert(mt->relid, a);
 	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
 		mt_deltas_create_objects(mt->relid, a);
 	ensure_key_index(mt, a);
 	ensure_update_room(mt, a);
-}
-
-/*
- * Have the worker recompute these tables at its next cycle (only DELTAS
- * ones if deltas_only), in this transaction.
- */
-static void
-mark_needs_full(List *relids, bool deltas_only)
-{
-	Oid			types[1] = {OIDARRAYOID};
-	Datum		values[1];
-	Datum	   *oids = palloc(sizeof(Datum) * list_length(relids));
-	ListCell   *lc;
-	MtSavedUser saved;
-
-	foreach(lc, relids)
-		oids[foreach_current_index(lc)] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(oids, list_length(relids), OIDOID,
-												sizeof(Oid), true, TYPALIGN_INT));
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args(deltas_only ?
-							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-							  "WHERE relid = ANY ($1) AND strategy = 'DELTAS'" :
-							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
-							  "WHERE relid = ANY ($1)",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not mark materialized tables for a recompute");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
 }
 
 /*
@@ -357,7 +260,7 @@ void
 mt_continuous_table_rewritten(Oid relid)
 {
 	if (!mt_deltas_has_state(relid))
-		mark_needs_full(list_make1_oid(relid), true);
+		mt_cont_state_need_full(list_make1_oid(relid), true);
 }
 
 /*
@@ -402,7 +305,7 @@ mt_continuous_source_rows_replaced(List *relids)
 		readers = list_concat_unique_oid(readers, mt_chain_readers(lfirst_oid(lc)));
 	if (readers == NIL)
 		return;
-	mark_needs_full(readers, false);
+	mt_cont_state_need_full(readers, false);
 	mt_wake_worker_at_commit();
 }
 
@@ -463,7 +366,7 @@ void
 mt_continuous_table_dropped(Oid relid)
 {
 	mt_deltas_drop_objects(relid);
-	state_delete(relid);
+	mt_cont_state_delete(relid);
 }
 
 /*

@@ -75,12 +75,7 @@ mark_all_unsynced(ContWorker *w, const char *why)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	SPI_connect();
-	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
-				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
-				SPI_OK_UPDATE);
-	mt_spi_exec("DELETE FROM materialized_table_internal.continuous_baseline", SPI_OK_DELETE);
-	SPI_finish();
+	mt_cont_unsync_all();
 	if (why)
 		foreach(lc, w->tables)
 			mt_history_note(((ContTable *) lfirst(lc))->relid,

@@ -61,9 +61,7 @@ mt_cont_keep_state(ContTable *t)
 
 	mt_deltas_create_objects(t->relid, t->analysis);
 	CommandCounterIncrement();
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
-					   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
-					   t->relid, TEXTOID, CStringGetTextDatum(now->reason), false);
+	mt_cont_note_deltas_kept(t->relid, now->reason);
 }
 
 /*
@@ -81,8 +79,6 @@ mt_cont_recompute_full(ContTable *t)
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS)
 	{
 		Snapshot	snap;
-		Oid			types[5] = {OIDOID};
-		Datum		values[5];
 
 		snap = RegisterSnapshot(GetTransactionSnapshot());
 		if (!mt_cont_own_rows(t))
@@ -97,29 +93,14 @@ mt_cont_recompute_full(ContTable *t)
 		counts = mt_refresh_rows(&req);
 		PopActiveSnapshot();
 
-		values[0] = ObjectIdGetDatum(t->relid);
-		mt_cont_seen_datums(snap, types + 1, values + 1);
 		/* every transaction the snapshot saw had committed before this point */
-		types[4] = PG_LSNOID;
-		values[4] = LSNGetDatum(GetXLogInsertRecPtr());
-		SPI_connect();
-		if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
-								  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
-								  "baseline_lsn = $5 WHERE relid = $1",
-								  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(t->relid));
-		SPI_finish();
+		mt_cont_record_baseline(t->relid, snap, GetXLogInsertRecPtr());
 		UnregisterSnapshot(snap);
-		/* that snapshot saw all any group baseline saw */
-		mt_cont_state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
-						   t->relid, InvalidOid, 0, false);
 	}
 	else
 		counts = mt_refresh_rows(&req);
-	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
-					   t->relid, InvalidOid, 0, false);
-	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
-					   t->relid, InvalidOid, 0, false);
+	mt_cont_forget_logged_keys(t->relid);
+	mt_cont_forget_logged_deltas(t->relid);
 	return counts;
 }
 

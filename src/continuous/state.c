@@ -24,6 +24,7 @@
 #include "utils/pg_lsn.h"
 
 #include "mt/continuous/cycle_int.h"
+#include "mt/continuous/state.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/spi_plans.h"
 
@@ -439,4 +440,226 @@ mt_cont_note_applied(ContWorker *w, List *done, XLogRecPtr batch_end)
 							 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update the continuous state");
 	SPI_finish();
+}
+
+/* ---------------------------------------------------------------------
+ * The other statements of the worker on continuous_state, change_keys,
+ * change_deltas and continuous_baseline, each named for what it records
+ * ---------------------------------------------------------------------
+ */
+
+/* The table's kept adjustments were applied (or are recomputed). */
+void
+mt_cont_forget_logged_deltas(Oid relid)
+{
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+					   relid, InvalidOid, 0, false);
+}
+
+/* The table's kept keys were applied (or are recomputed). */
+void
+mt_cont_forget_logged_keys(Oid relid)
+{
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+					   relid, InvalidOid, 0, false);
+}
+
+/* The table is up to date as of the batch, applied at when. */
+void
+mt_cont_note_applied_now(Oid relid, TimestampTz when)
+{
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET synced = true, needs_full = false, pending_since = NULL, last_apply = $2 "
+					   "WHERE relid = $1", relid, TIMESTAMPTZOID,
+					   TimestampTzGetDatum(when), false);
+}
+
+/* The table's next apply recomputes it in full. */
+void
+mt_cont_need_full(Oid relid)
+{
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+					   "WHERE relid = $1", relid, InvalidOid, 0, false);
+}
+
+/* The same, for a table that could not be followed since started. */
+void
+mt_cont_need_full_since(Oid relid, TimestampTz started)
+{
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
+					   "WHERE relid = $1", relid, TIMESTAMPTZOID,
+					   TimestampTzGetDatum(started), false);
+}
+
+/*
+ * Work of the table is kept, the oldest of it from oldest.  Past this many
+ * kept keys one full recompute will do instead.
+ */
+#define MAX_LOGGED_KEYS			100000
+
+void
+mt_cont_note_pending(Oid relid, TimestampTz oldest)
+{
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET pending_since = LEAST(pending_since, $2) WHERE relid = $1",
+					   relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET pending_since = $2 "
+					   "WHERE relid = $1 AND pending_since IS NULL",
+					   relid, TIMESTAMPTZOID, TimestampTzGetDatum(oldest), false);
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+					   "WHERE relid = $1 AND (SELECT pg_catalog.count(*) FROM materialized_table_internal.change_keys k "
+					   "WHERE k.relid = $1) > " CppAsString2(MAX_LOGGED_KEYS),
+					   relid, InvalidOid, 0, false);
+}
+
+/* The table keeps a hidden state after all (DELTAS), for reason. */
+void
+mt_cont_note_deltas_kept(Oid relid, const char *reason)
+{
+	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
+					   "SET strategy = 'DELTAS', reason = $2 WHERE relid = $1",
+					   relid, TEXTOID, CStringGetTextDatum(reason), false);
+}
+
+/*
+ * A full recompute of a DELTAS table read its sources with snap: that is
+ * the table's baseline, every transaction of which committed before lsn.
+ * It saw all that any group baseline saw.
+ */
+void
+mt_cont_record_baseline(Oid relid, Snapshot snap, XLogRecPtr lsn)
+{
+	Oid			types[5] = {OIDOID};
+	Datum		values[5];
+
+	values[0] = ObjectIdGetDatum(relid);
+	mt_cont_seen_datums(snap, types + 1, values + 1);
+	types[4] = PG_LSNOID;
+	values[4] = LSNGetDatum(lsn);
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE materialized_table_internal.continuous_state "
+							  "SET baseline_xmin = $2, baseline_xmax = $3, baseline_xip = $4, "
+							  "baseline_lsn = $5 WHERE relid = $1",
+							  5, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the baseline of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+	mt_cont_state_exec("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+					   relid, InvalidOid, 0, false);
+}
+
+/* The slot starts afresh: every table is taken up again, no baseline holds. */
+void
+mt_cont_unsync_all(void)
+{
+	SPI_connect();
+	mt_spi_exec("UPDATE materialized_table_internal.continuous_state "
+				"SET synced = false, baseline_xmin = NULL, baseline_xmax = NULL, baseline_xip = NULL",
+				SPI_OK_UPDATE);
+	mt_spi_exec("DELETE FROM materialized_table_internal.continuous_baseline", SPI_OK_DELETE);
+	SPI_finish();
+}
+
+/* ---------------------------------------------------------------------
+ * The rows of a table as its commands create, drop or change it (run in
+ * the command's backend, as the extension's owner)
+ * ---------------------------------------------------------------------
+ */
+
+void
+mt_cont_state_insert(Oid relid, MtAnalysis *a)
+{
+	Oid			types[4] = {OIDOID, TEXTOID, TEXTOID, BOOLOID};
+	Datum		values[4];
+	MtSavedUser saved;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(mt_strategy_name(a->strategy));
+	values[2] = CStringGetTextDatum(a->reason);
+	values[3] = BoolGetDatum(a->poll);
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO materialized_table_internal.continuous_state "
+							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
+							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	/* work kept for a dropped table that had this OID is not ours */
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * Forget the pipeline's rows of a table (state, kept keys and adjustments).
+ *
+ * A worker cycle that was keeping work for the table as it was being
+ * dropped may commit its rows after ours, where this DELETE could not see
+ * them; such rows of tables no longer followed are removed here too, at
+ * the next DROP (and a new table whose OID they carry ignores them).
+ */
+void
+mt_cont_state_delete(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MtSavedUser saved;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_state WHERE relid = $1",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys k "
+							  "WHERE k.relid = $1 OR k.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_keys "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.change_deltas d "
+							  "WHERE d.relid = $1 OR d.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.change_deltas "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0 ||
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.continuous_baseline b "
+							  "WHERE b.relid = $1 OR b.relid IN "
+							  "(SELECT relid FROM materialized_table_internal.continuous_baseline "
+							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not forget the continuous pipeline of a table");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+}
+
+/*
+ * Have the worker recompute these tables at its next cycle (only DELTAS
+ * ones if deltas_only), in this transaction.
+ */
+void
+mt_cont_state_need_full(List *relids, bool deltas_only)
+{
+	Oid			types[1] = {OIDARRAYOID};
+	Datum		values[1];
+	Datum	   *oids = palloc(sizeof(Datum) * list_length(relids));
+	ListCell   *lc;
+	MtSavedUser saved;
+
+	foreach(lc, relids)
+		oids[foreach_current_index(lc)] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, list_length(relids), OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(deltas_only ?
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1) AND strategy = 'DELTAS'" :
+							  "UPDATE materialized_table_internal.continuous_state SET needs_full = true "
+							  "WHERE relid = ANY ($1)",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark materialized tables for a recompute");
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
 }

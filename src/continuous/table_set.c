@@ -105,10 +105,7 @@ table_unreadable(ContWorker *w, MtTable *mt, ErrorData *edata, TimestampTz start
 			(errmsg("materialized_table could not follow \"%s\": %s",
 					get_rel_name(mt->relid), edata->message),
 			 errdetail("The table is recomputed once it can be followed again.")));
-	mt_cont_state_exec("UPDATE materialized_table_internal.continuous_state "
-					   "SET needs_full = true, pending_since = pg_catalog.coalesce(pending_since, $2) "
-					   "WHERE relid = $1", mt->relid, TIMESTAMPTZOID,
-					   TimestampTzGetDatum(started), false);
+	mt_cont_need_full_since(mt->relid, started);
 	run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS), NULL, started, false);
 	mt_history_failed(run, edata->message);
 }

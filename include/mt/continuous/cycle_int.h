@@ -256,6 +256,15 @@ extern void mt_cont_forget_old_baselines(XLogRecPtr batch_end);
 extern TableState mt_cont_read_state(Oid relid);
 extern void mt_cont_state_exec(const char *sql, Oid relid, Oid type2, Datum value2,
 							   bool null2);
+extern void mt_cont_forget_logged_deltas(Oid relid);
+extern void mt_cont_forget_logged_keys(Oid relid);
+extern void mt_cont_note_applied_now(Oid relid, TimestampTz when);
+extern void mt_cont_need_full(Oid relid);
+extern void mt_cont_need_full_since(Oid relid, TimestampTz started);
+extern void mt_cont_note_pending(Oid relid, TimestampTz oldest);
+extern void mt_cont_note_deltas_kept(Oid relid, const char *reason);
+extern void mt_cont_record_baseline(Oid relid, Snapshot snap, XLogRecPtr lsn);
+extern void mt_cont_unsync_all(void);
 extern List *mt_cont_logged_keys(Oid relid);
 extern void mt_cont_log_keys(ContTable *t);
 extern void mt_cont_note_applied(ContWorker *w, List *done, XLogRecPtr batch_end);
