@@ -286,47 +286,17 @@ mt_cont_has_batch_work(ContTable *t)
 void
 mt_cont_add_key(ContWorker *w, ContTable *t, int family, char **values, int n)
 {
-	uint32		hash = hash_uint32(family);
-	KeyBucket  *bucket;
+	MtStringKey probe = {family, n, values};
 	KeyEntry   *e;
 	bool		found;
-	int			i;
 
 	if (t->keys == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(uint32);
-		ctl.entrysize = sizeof(KeyBucket);
-		ctl.hcxt = w->batch_context;
-		t->keys = hash_create("materialized_table keys", 256, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	for (i = 0; i < n; i++)
-		hash = hash_combine(hash, values[i] ? hash_bytes((unsigned char *) values[i],
-														 strlen(values[i])) : 0x3c6ef372);
-	bucket = hash_search(t->keys, &hash, HASH_ENTER, &found);
-	if (!found)
-		bucket->entries = NULL;
-	for (e = bucket->entries; e; e = e->next)
-	{
-		if (e->family != family || e->nvalues != n)
-			continue;
-		for (i = 0; i < n; i++)
-			if ((e->values[i] == NULL) != (values[i] == NULL) ||
-				(values[i] && strcmp(e->values[i], values[i]) != 0))
-				break;
-		if (i == n)
-			return;
-	}
-	e = palloc(sizeof(KeyEntry));
-	e->family = family;
-	e->nvalues = n;
-	e->values = palloc(sizeof(char *) * (n + 1));
-	for (i = 0; i < n; i++)
-		e->values[i] = values[i] ? pstrdup(values[i]) : NULL;
-	e->next = bucket->entries;
-	bucket->entries = e;
+		t->keys = mt_string_key_create("materialized_table keys", 256, sizeof(KeyEntry),
+									   w->batch_context);
+	e = hash_search(t->keys, &probe, HASH_ENTER, &found);
+	if (found)
+		return;
+	mt_string_key_keep(&e->key);
 	if (++t->nkeys > MAX_TABLE_CHANGES)
 		mt_cont_table_gives_up(t);
 }

@@ -43,11 +43,12 @@
 #include "mt/materialized_table.h"
 #include "mt/refresh/in_place.h"
 
-typedef struct DeltaBucket
+/* a group found by its keys (MtDeltaSet.buckets) */
+typedef struct DeltaGroupEntry
 {
-	uint32		hash;
-	DeltaGroup *groups;
-} DeltaBucket;
+	MtStringKey key;			/* the group's keys */
+	DeltaGroup *group;
+} DeltaGroupEntry;
 
 /*
  * The query's expressions (its WHERE clause, the aggregates' arguments,
@@ -169,7 +170,6 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	MtDeltaSet *set = palloc0(sizeof(MtDeltaSet));
 	MemoryContext old;
 	Relation	source;
-	HASHCTL		ctl;
 	ListCell   *lc;
 	int			i;
 	Oid			save_userid;
@@ -195,11 +195,8 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	foreach(lc, a->group_exprs)
 		set->group_numeric[foreach_current_index(lc)] =
 			exprType(lfirst(lc)) == NUMERICOID && exprTypmod(lfirst(lc)) < 0;
-	ctl.keysize = sizeof(uint32);
-	ctl.entrysize = sizeof(DeltaBucket);
-	ctl.hcxt = set->context;
-	set->buckets = hash_create("materialized_table delta groups", 256, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	set->buckets = mt_string_key_create("materialized_table delta groups", 256,
+										sizeof(DeltaGroupEntry), set->context);
 	if (a->delta_join)
 	{
 		/* rows come through the join, in SQL (mt_deltas_add_joined) */
@@ -266,8 +263,8 @@ numeric_zero(void)
 static DeltaGroup *
 find_group(MtDeltaSet *set, char **values)
 {
-	uint32		hash = 0;
-	DeltaBucket *bucket;
+	DeltaGroupEntry *entry;
+	MtStringKey probe;
 	DeltaGroup *g;
 	MemoryContext old;
 	bool		found;
@@ -286,24 +283,12 @@ find_group(MtDeltaSet *set, char **values)
 																  ObjectIdGetDatum(InvalidOid),
 																  Int32GetDatum(-1)))) :
 			values[i];
-	for (i = 0; i < set->ngroup; i++)
-		hash = hash_combine(hash, keys[i] ? hash_bytes((unsigned char *) keys[i],
-													   strlen(keys[i])) : 0x7f4a7c15);
-	bucket = hash_search(set->buckets, &hash, HASH_ENTER, &found);
-	if (!found)
-		bucket->groups = NULL;
-	for (g = bucket->groups; g; g = g->next)
-	{
-		for (i = 0; i < set->ngroup; i++)
-		{
-			if ((g->keys[i] == NULL) != (keys[i] == NULL))
-				break;
-			if (keys[i] && strcmp(g->keys[i], keys[i]) != 0)
-				break;
-		}
-		if (i == set->ngroup)
-			return g;
-	}
+	probe.tag = 0;
+	probe.n = set->ngroup;
+	probe.values = keys;
+	entry = hash_search(set->buckets, &probe, HASH_ENTER, &found);
+	if (found)
+		return entry->group;
 	old = MemoryContextSwitchTo(set->context);
 	g = palloc0(sizeof(DeltaGroup));
 	g->values = palloc(sizeof(char *) * (set->ngroup + 1));
@@ -318,8 +303,8 @@ find_group(MtDeltaSet *set, char **values)
 	g->sc = palloc0(sizeof(int64) * (set->nsc + 1));
 	for (i = 0; i < set->nagg; i++)
 		g->sums[i] = numeric_zero();
-	g->next = bucket->groups;
-	bucket->groups = g;
+	entry->key.values = g->keys;	/* the same strings, the set's own */
+	entry->group = g;
 	set->groups = lappend(set->groups, g);
 	MemoryContextSwitchTo(old);
 	return g;

@@ -156,7 +156,7 @@ keys_filter(ContTable *t, List *logged)
 		MtSourceUse *use = lfirst(lu);
 		MtFilterFamily *family;
 		HASH_SEQ_STATUS status;
-		KeyBucket  *bucket;
+		KeyEntry   *e;
 		ListCell   *lc;
 		int			n = list_length(use->key_columns);
 		int			i;
@@ -191,21 +191,15 @@ keys_filter(ContTable *t, List *logged)
 		if (t->keys)
 		{
 			hash_seq_init(&status, t->keys);
-			while ((bucket = hash_seq_search(&status)) != NULL)
-			{
-				KeyEntry   *e;
-
-				for (e = bucket->entries; e; e = e->next)
-					if (e->family == use->family)
-						ADD_VALUES(e->values);
-			}
+			while ((e = hash_seq_search(&status)) != NULL)
+				if (e->key.tag == use->family)
+					ADD_VALUES(e->key.values);
 		}
 		foreach(lc, logged)
 		{
-			KeyEntry   *e = lfirst(lc);
-
-			if (e->family == use->family && e->nvalues == n)
-				ADD_VALUES(e->values);
+			e = lfirst(lc);
+			if (e->key.tag == use->family && e->key.n == n)
+				ADD_VALUES(e->key.values);
 		}
 #undef ADD_VALUES
 		if (!any)

@@ -356,13 +356,13 @@ mt_cont_logged_keys(Oid relid)
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 		KeyEntry   *e = palloc0(sizeof(KeyEntry));
 
-		e->family = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		e->key.tag = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
 		arr = DatumGetArrayTypePCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
 		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-		e->nvalues = n;
-		e->values = palloc(sizeof(char *) * (n + 1));
+		e->key.n = n;
+		e->key.values = palloc(sizeof(char *) * (n + 1));
 		for (i = 0; i < n; i++)
-			e->values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+			e->key.values[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
 		result = lappend(result, e);
 		MemoryContextSwitchTo(spi);
 	}
@@ -376,7 +376,7 @@ mt_cont_log_keys(ContTable *t)
 {
 	Oid			types[3] = {OIDOID, INT4OID, TEXTARRAYOID};
 	HASH_SEQ_STATUS status;
-	KeyBucket  *bucket;
+	KeyEntry   *e;
 	SPIPlanPtr	plan;
 
 	if (t->keys == NULL)
@@ -385,31 +385,26 @@ mt_cont_log_keys(ContTable *t)
 	plan = SPI_prepare("INSERT INTO materialized_table_internal.change_keys (relid, family, keys) "
 					   "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", 3, types);
 	hash_seq_init(&status, t->keys);
-	while ((bucket = hash_seq_search(&status)) != NULL)
+	while ((e = hash_seq_search(&status)) != NULL)
 	{
-		KeyEntry   *e;
+		Datum	   *elems = palloc(sizeof(Datum) * (e->key.n + 1));
+		bool	   *nulls = palloc(sizeof(bool) * (e->key.n + 1));
+		int			dims[1] = {e->key.n};
+		int			lbs[1] = {1};
+		Datum		values[3];
+		int			i;
 
-		for (e = bucket->entries; e; e = e->next)
+		for (i = 0; i < e->key.n; i++)
 		{
-			Datum	   *elems = palloc(sizeof(Datum) * (e->nvalues + 1));
-			bool	   *nulls = palloc(sizeof(bool) * (e->nvalues + 1));
-			int			dims[1] = {e->nvalues};
-			int			lbs[1] = {1};
-			Datum		values[3];
-			int			i;
-
-			for (i = 0; i < e->nvalues; i++)
-			{
-				nulls[i] = (e->values[i] == NULL);
-				elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->values[i]);
-			}
-			values[0] = ObjectIdGetDatum(t->relid);
-			values[1] = Int32GetDatum(e->family);
-			values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
-														   -1, false, TYPALIGN_INT));
-			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
-				elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
+			nulls[i] = (e->key.values[i] == NULL);
+			elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(e->key.values[i]);
 		}
+		values[0] = ObjectIdGetDatum(t->relid);
+		values[1] = Int32GetDatum(e->key.tag);
+		values[2] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
+													   -1, false, TYPALIGN_INT));
+		if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not keep the changed keys of \"%s\"", get_rel_name(t->relid));
 	}
 	SPI_finish();
 }

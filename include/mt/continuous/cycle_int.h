@@ -40,21 +40,13 @@
 #include "mt/continuous/decoder.h"
 #include "mt/continuous/deltas.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/string_key.h"
 
 /* A key value tuple of one family, kept once. */
 typedef struct KeyEntry
 {
-	struct KeyEntry *next;		/* same hash */
-	int			family;
-	char	  **values;
-	int			nvalues;
+	MtStringKey key;			/* tag: the key's family (MtSourceUse) */
 } KeyEntry;
-
-typedef struct KeyBucket
-{
-	uint32		hash;
-	KeyEntry   *entries;
-} KeyBucket;
 
 /* A row change kept for DELTAS. */
 typedef struct RowChange
@@ -107,7 +99,7 @@ typedef struct ContTable
 
 	/* this batch, in batch_context */
 	bool		full;
-	HTAB	   *keys;			/* KeyBucket */
+	HTAB	   *keys;			/* KeyEntry */
 	int64		nkeys;
 	List	   *changes;		/* RowChange */
 	TupleDesc	changes_layout; /* the layout of their tuples */

@@ -15,11 +15,11 @@
 #include "utils/hsearch.h"
 
 #include "mt/continuous/deltas.h"
+#include "mt/utils/string_key.h"
 
 /* one group's adjustments */
 typedef struct DeltaGroup
 {
-	struct DeltaGroup *next;	/* same hash */
 	char	  **values;			/* group columns as text, NULL for NULL: as
 								 * first seen, the value a new group shows */
 	char	  **keys;			/* the same, numerics normalized: to match */
@@ -54,7 +54,7 @@ struct MtDeltaSet
 	ExprState **group_states;
 	FmgrInfo   *group_out;
 	/* the adjustments */
-	HTAB	   *buckets;
+	HTAB	   *buckets;		/* the groups by their keys (deltas.c) */
 	List	   *groups;			/* DeltaGroup, in arrival order */
 	int64		nrows;
 	bool		exact;			/* terms read with the active snapshot */
