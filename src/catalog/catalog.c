@@ -489,24 +489,13 @@ mt_catalog_has_restore(void)
 int64
 mt_catalog_new_id(void)
 {
-	MtSavedUser saved;
-	int64		id;
-	bool		isnull;
-
 	/* a DROP EXTENSION that commits first takes the sequence with it */
 	if (!OidIsValid(lock_internal_relation("table_id_seq", RowExclusiveLock)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"%s\" is not installed", MT_EXTENSION_NAME)));
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.table_id_seq')",
-					false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not number a new materialized table");
-	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-	return id;
+	return mt_spi_int8_as_extension_owner("SELECT pg_catalog.nextval('materialized_table_internal.table_id_seq')",
+										  "could not number a new materialized table");
 }
 
 /* The id of table relid (see MtTable); 0 if it is not a materialized table. */
@@ -592,7 +581,6 @@ static const Oid mt_table_types[Natts_mt_table] = {
 void
 mt_catalog_insert(MtTable *mt)
 {
-	MtSavedUser saved;
 	Datum		values[Natts_mt_table];
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
@@ -608,13 +596,8 @@ mt_catalog_insert(MtTable *mt)
 		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
 	appendStringInfoChar(&sql, ')');
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
-							  values, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not insert into the materialized table catalog");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mt_spi_run_as_extension_owner(sql.data, false, natts, (Oid *) mt_table_types, values, nulls,
+								  SPI_OK_INSERT, "could not insert into the materialized table catalog");
 	CacheInvalidateRelcacheByRelid(mt->relid);
 	if (natts == Natts_mt_table)
 		mt_catalog_sync_marker(mt);
@@ -623,7 +606,6 @@ mt_catalog_insert(MtTable *mt)
 void
 mt_catalog_update(MtTable *mt)
 {
-	MtSavedUser saved;
 	Datum		values[Natts_mt_table];
 	char		nulls[Natts_mt_table];
 	StringInfoData sql;
@@ -645,13 +627,8 @@ mt_catalog_update(MtTable *mt)
 	}
 	appendStringInfoString(&sql, " WHERE relid = $1");
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args(sql.data, natts, (Oid *) mt_table_types,
-							  values, nulls, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the materialized table catalog");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mt_spi_run_as_extension_owner(sql.data, false, natts, (Oid *) mt_table_types, values, nulls,
+								  SPI_OK_UPDATE, "could not update the materialized table catalog");
 	if (natts == Natts_mt_table)
 		mt_catalog_sync_marker(mt);
 }
@@ -659,18 +636,13 @@ mt_catalog_update(MtTable *mt)
 void
 mt_catalog_delete(Oid relid)
 {
-	MtSavedUser saved;
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	char	   *sql = psprintf("DELETE FROM %s.%s WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete from the materialized table catalog");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mt_spi_run_as_extension_owner(sql, false, 1, argtypes, values, NULL, SPI_OK_DELETE,
+								  "could not delete from the materialized table catalog");
 	/* a table dropped already (sql_drop) has had its invalidation */
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		CacheInvalidateRelcacheByRelid(relid);
@@ -681,18 +653,13 @@ mt_catalog_delete(Oid relid)
 void
 mt_catalog_set_last_refresh(Oid relid, TimestampTz when)
 {
-	MtSavedUser saved;
 	Oid			argtypes[2] = {OIDOID, TIMESTAMPTZOID};
 	Datum		values[2] = {ObjectIdGetDatum(relid), TimestampTzGetDatum(when)};
 	char	   *sql = psprintf("UPDATE %s.%s SET last_refresh_time = $2 WHERE relid = $1",
 							   MT_INTERNAL_SCHEMA, MT_CATALOG_TABLE);
 
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (mt_spi_execute_saved(sql, 2, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the materialized table catalog");
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mt_spi_run_as_extension_owner(sql, true, 2, argtypes, values, NULL, SPI_OK_UPDATE,
+								  "could not update the materialized table catalog");
 }
 
 /*

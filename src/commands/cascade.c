@@ -53,6 +53,7 @@
 #include "mt/catalog/lineage.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_refresh_sql);
@@ -302,19 +303,8 @@ spec_from_jsonb(Jsonb *jb)
 static int64
 next_cascade_id(void)
 {
-	MtSavedUser saved;
-	bool		isnull;
-	int64		id;
-
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute("SELECT pg_catalog.nextval('materialized_table_internal.refresh_cascade_seq')",
-					false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not allocate a cascade id");
-	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-	return id;
+	return mt_spi_int8_as_extension_owner("SELECT pg_catalog.nextval('materialized_table_internal.refresh_cascade_seq')",
+										  "could not allocate a cascade id");
 }
 
 /*

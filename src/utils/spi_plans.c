@@ -163,3 +163,51 @@ mt_spi_exec_internal(const char *sql, int expected)
 	MT_INTERNAL_END();
 	SPI_finish();
 }
+
+/*
+ * mt_spi_run_as_extension_owner
+ *		One statement on the extension's private tables, as the extension's
+ *		owner under the pinned search_path, in an SPI connection of its own
+ *		(its text a constant when saved: see mt_spi_execute_saved).  A
+ *		result code other than expected is an error saying failure.
+ */
+void
+mt_spi_run_as_extension_owner(const char *sql, bool saved, int nargs, Oid *argtypes,
+							  Datum *values, const char *nulls, int expected,
+							  const char *failure)
+{
+	MtSavedUser user;
+	int			rc;
+
+	mt_as_extension_owner_begin(&user);
+	SPI_connect();
+	rc = saved ?
+		mt_spi_execute_saved(sql, nargs, argtypes, values, nulls, false, 0) :
+		SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
+	if (rc != expected)
+		elog(ERROR, "%s", failure);
+	SPI_finish();
+	mt_as_extension_owner_end(&user);
+}
+
+/*
+ * mt_spi_int8_as_extension_owner
+ *		The int8 that a one-row query of the extension's private objects
+ *		returns (a sequence's next value), run as the extension's owner.
+ */
+int64
+mt_spi_int8_as_extension_owner(const char *sql, const char *failure)
+{
+	MtSavedUser user;
+	bool		isnull;
+	int64		result;
+
+	mt_as_extension_owner_begin(&user);
+	SPI_connect();
+	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "%s", failure);
+	result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	mt_as_extension_owner_end(&user);
+	return result;
+}

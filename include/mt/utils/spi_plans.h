@@ -17,5 +17,10 @@ extern void mt_spi_exec(const char *sql, int expected);
 extern List *mt_spi_oids(const char *sql, Oid arg);
 /* the same as mt_spi_exec, connected, and past the guards */
 extern void mt_spi_exec_internal(const char *sql, int expected);
+/* one statement on the extension's private tables, as its owner */
+extern void mt_spi_run_as_extension_owner(const char *sql, bool saved, int nargs, Oid *argtypes,
+										  Datum *values, const char *nulls, int expected,
+										  const char *failure);
+extern int64 mt_spi_int8_as_extension_owner(const char *sql, const char *failure);
 
 #endif							/* MT_SPI_PLANS_H */
