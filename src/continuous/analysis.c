@@ -28,6 +28,8 @@
 
 #include "access/genam.h"
 #include "access/table.h"
+#include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -39,6 +41,7 @@
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/flatten.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
 
 const char *
@@ -207,6 +210,236 @@ relid_read_whole(MtAnalysis *a, Oid relid)
 	return false;
 }
 
+/* ---------------------------------------------------------------------
+ * Subqueries correlated on a key
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct SublinkScan
+{
+	List	   *sublinks;		/* SubLink: those of the query's own expressions */
+	List	   *relids;			/* Oid: a relation read inside them, once per RTE */
+	bool		views;			/* they read a view (its relations are not counted) */
+} SublinkScan;
+
+/* an occurrence of a relation in a subquery, and the keys it names */
+typedef struct CorrelatedUse
+{
+	Query	   *sq;				/* the subquery */
+	Index		rtindex;		/* the relation's RTE there */
+	MtSourceUse *use;
+} CorrelatedUse;
+
+/* every relation RTE of a query and the queries inside it */
+static bool
+count_relations(Node *node, SublinkScan *s)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((Query *) node)->rtable)
+		{
+			RangeTblEntry *rte = lfirst(lc);
+
+			if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_VIEW)
+				s->views = true;
+			else if (rte->rtekind == RTE_RELATION)
+				s->relids = lappend_oid(s->relids, rte->relid);
+		}
+		return query_tree_walker((Query *) node, count_relations, s, 0);
+	}
+	return expression_tree_walker(node, count_relations, s);
+}
+
+/* the SubLinks of the query's expressions (as mt_sublink_relids finds them) */
+static bool
+find_sublinks(Node *node, SublinkScan *s)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink))
+	{
+		s->sublinks = lappend(s->sublinks, node);
+		(void) count_relations(((SubLink *) node)->subselect, s);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, find_sublinks, s, QTW_IGNORE_RT_SUBQUERIES);
+	return expression_tree_walker(node, find_sublinks, s);
+}
+
+/* Do rel (and, with inh, its children) decode updates and deletes whole? */
+static bool
+identity_full(Oid relid, bool inh)
+{
+	ListCell   *lc;
+
+	if (!inh)
+		return mt_replica_identity(relid) == REPLICA_IDENTITY_FULL;
+	foreach(lc, mt_leaf_relations(relid))
+		if (mt_replica_identity(lfirst_oid(lc)) != REPLICA_IDENTITY_FULL)
+			return false;
+	return true;
+}
+
+/*
+ * correlated_uses
+ *		The sources of q's subqueries whose changes name key values of the
+ *		result, as uses (returned: their relids).
+ *
+ * A subquery of q's own expressions whose WHERE has, among its top-level
+ * conjuncts, "inner = outer" (an equality of one type, and of a
+ * deterministic collation) between a column of a relation read in it and a
+ * column of q that reaches a key candidate gives, for each row of q, a
+ * value that depends on the inner relation's
+ * rows with inner = that row's value only: a changed inner row names the
+ * key values of its old and new inner column, whatever the subquery does
+ * with those rows (EXISTS, IN, a scalar aggregate, NOT EXISTS, ...).  Each
+ * occurrence of the relation in q's subqueries (no views among them) must
+ * be so correlated, and it must be decoded with its old rows whole; one that is not
+ * is asked for REPLICA IDENTITY FULL (identity_wanted) and its changes
+ * recompute the table until it has it.
+ */
+static List *
+correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, MtAnalysis *a)
+{
+	SublinkScan scan = {0};
+	List	   *found = NIL;	/* CorrelatedUse */
+	List	   *relids = NIL;
+	List	   *keyed = NIL;
+	ListCell   *ls;
+
+	(void) query_tree_walker(q, find_sublinks, &scan, QTW_IGNORE_RT_SUBQUERIES);
+	if (scan.views)
+		return NIL;
+	foreach(ls, scan.sublinks)
+	{
+		Query	   *sq = (Query *) ((SubLink *) lfirst(ls))->subselect;
+		ListCell   *lq;
+
+		if (sq->jointree == NULL || sq->setOperations != NULL)
+			continue;
+		foreach(lq, make_ands_implicit((Expr *) sq->jointree->quals))
+		{
+			OpExpr	   *op = lfirst(lq);
+			Var		   *inner;
+			Var		   *outer;
+			Var		   *ov;
+			Var		   *base;
+			CorrelatedUse *cu = NULL;
+			MtVarRef	start;
+			ListCell   *lr;
+
+			if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+				exprType(linitial(op->args)) != exprType(lsecond(op->args)) ||
+				!op_mergejoinable(op->opno, exprType(linitial(op->args))) ||
+				(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)))
+				continue;
+			inner = linitial(op->args);
+			outer = lsecond(op->args);
+			if (IsA(inner, Var) && IsA(outer, Var) &&
+				((Var *) inner)->varlevelsup == 1 && ((Var *) outer)->varlevelsup == 0)
+			{
+				Var		   *swap = inner;
+
+				inner = outer;
+				outer = swap;
+			}
+			if (!IsA(inner, Var) || !IsA(outer, Var) ||
+				inner->varlevelsup != 0 || outer->varlevelsup != 1)
+				continue;
+			inner = mt_base_var(sq, (Node *) inner);
+			ov = copyObject(outer);
+			ov->varlevelsup = 0;
+			base = mt_base_var(q, (Node *) ov);
+			if (inner == NULL || base == NULL || g->nullable[base->varno])
+				continue;
+			/* one use per occurrence of a relation */
+			foreach(lr, found)
+				if (((CorrelatedUse *) lfirst(lr))->sq == sq &&
+					((CorrelatedUse *) lfirst(lr))->rtindex == inner->varno)
+					cu = lfirst(lr);
+			if (cu == NULL)
+			{
+				RangeTblEntry *rte = rt_fetch(inner->varno, sq->rtable);
+
+				cu = palloc0(sizeof(CorrelatedUse));
+				cu->sq = sq;
+				cu->rtindex = inner->varno;
+				cu->use = palloc0(sizeof(MtSourceUse));
+				cu->use->relid = rte->relid;
+				cu->use->inh = rte->inh;
+				found = lappend(found, cu);
+				relids = list_append_unique_oid(relids, rte->relid);
+			}
+			start.varno = base->varno;
+			start.attno = base->varattno;
+			foreach(lr, mt_reachable(g, start))
+			{
+				ListCell   *lcand;
+				ListCell   *lname;
+
+				forboth(lcand, candidates, lname, candidate_names)
+					if (mt_same_var(*(MtVarRef *) lfirst(lcand), *(MtVarRef *) lfirst(lr)) &&
+						!list_member(cu->use->key_columns, makeString(lfirst(lname))))
+					{
+						cu->use->attnums = lappend_int(cu->use->attnums, inner->varattno);
+						cu->use->key_columns = lappend(cu->use->key_columns,
+													   makeString(lfirst(lname)));
+					}
+			}
+		}
+	}
+
+	/* a relation whose every occurrence in the subqueries names keys */
+	foreach(ls, relids)
+	{
+		Oid			relid = lfirst_oid(ls);
+		int			occurrences = 0;
+		int			named = 0;
+		bool		inh = false;
+		ListCell   *lr;
+
+		foreach(lr, scan.relids)
+			occurrences += (lfirst_oid(lr) == relid);
+		foreach(lr, found)
+		{
+			CorrelatedUse *cu = lfirst(lr);
+
+			if (cu->use->relid == relid && cu->use->key_columns != NIL)
+			{
+				named++;
+				inh |= cu->use->inh;
+			}
+		}
+		if (named != occurrences)
+			continue;
+		if (!identity_full(relid, inh))
+		{
+			a->identity_wanted = lappend_oid(a->identity_wanted, relid);
+			continue;
+		}
+		foreach(lr, found)
+		{
+			CorrelatedUse *cu = lfirst(lr);
+			ListCell   *lk;
+
+			if (cu->use->relid != relid)
+				continue;
+			cu->use->family = list_length(a->uses);
+			cu->use->in_subquery = true;
+			a->uses = lappend(a->uses, cu->use);
+			foreach(lk, cu->use->key_columns)
+				a->keys = list_append_unique(a->keys, lfirst(lk));
+		}
+		keyed = lappend_oid(keyed, relid);
+	}
+	return keyed;
+}
+
 /*
  * Add to a the uses of q's relations, each with the result columns its
  * changed rows name (names: q's result columns, in order).  A set
@@ -321,20 +554,29 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 	}
 
 	/*
-	 * What subqueries in expressions read names no key: EXISTS (...), IN
-	 * (...) or a scalar subquery may give another value for any row
+	 * What subqueries in expressions read names no key, but through a
+	 * correlation on one (correlated_uses): EXISTS (...), IN (...) or a
+	 * scalar subquery may give another value for any row
 	 */
 	if (q->hasSubLinks)
+	{
+		List	   *keyed = correlated_uses(g, q, candidates, candidate_names, a);
+
+		any_keyed |= (keyed != NIL);
 		foreach(lc, mt_sublink_relids(q))
 		{
-			MtSourceUse *use = palloc0(sizeof(MtSourceUse));
+			MtSourceUse *use;
 
+			if (list_member_oid(keyed, lfirst_oid(lc)))
+				continue;
+			use = palloc0(sizeof(MtSourceUse));
 			use->relid = lfirst_oid(lc);
 			use->inh = true;	/* (the collector does not tell ONLY apart) */
 			use->full = true;
 			use->family = list_length(a->uses);
 			a->uses = lappend(a->uses, use);
 		}
+	}
 	return any_keyed;
 }
 
@@ -452,6 +694,13 @@ analyze_query_view(Oid viewid, Oid relid)
 		{
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));
+			told = lappend_oid(told, use->relid);
+		}
+		else if (use->in_subquery && !list_member_oid(told, use->relid))
+		{
+			a->reason = psprintf("%s; a change of %s, read in a subquery correlated on %s, recomputes the rows of its values",
+								 a->reason, get_rel_name(use->relid),
+								 mt_name_list_text(use->key_columns));
 			told = lappend_oid(told, use->relid);
 		}
 	}

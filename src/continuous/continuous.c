@@ -72,17 +72,17 @@ check_decoding_prerequisites(void)
 						 MT_OUTPUT_PLUGIN)));
 }
 
-static char
-replica_identity(Oid relid)
+/* decoded with its old rows whole, from now on */
+static void
+set_identity_full(Oid leaf)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	char		ident;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	ident = ((Form_pg_class) GETSTRUCT(tup))->relreplident;
-	ReleaseSysCache(tup);
-	return ident;
+	SPI_connect();
+	mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	ereport(NOTICE,
+			(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
+			 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
 }
 
 /*
@@ -121,7 +121,7 @@ ensure_replica_identity(MtAnalysis *a)
 			Oid			leaf = lfirst_oid(ll);
 
 			/* a materialized table feeds its readers itself, not by decoding */
-			if (replica_identity(leaf) == REPLICA_IDENTITY_FULL ||
+			if (mt_replica_identity(leaf) == REPLICA_IDENTITY_FULL ||
 				OidIsValid(mt_owning_materialized_table(leaf)) ||
 				(use->full && !pg_class_ownercheck(leaf, GetUserId())))
 				continue;
@@ -133,15 +133,39 @@ ensure_replica_identity(MtAnalysis *a)
 						 errdetail("Without it, the old values of updated and deleted rows are not decoded."),
 						 errhint("Ask the owner of \"%s\" to run ALTER TABLE %s REPLICA IDENTITY FULL, or use REFRESH_MODE = FULL.",
 								 get_rel_name(leaf), mt_qualified_name(leaf))));
-			SPI_connect();
-			mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
-						SPI_OK_UTILITY);
-			SPI_finish();
-			ereport(NOTICE,
-					(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
-					 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
+			set_identity_full(leaf);
 		}
 	}
+}
+
+/*
+ * The sources of correlated subqueries whose changes would name keys with
+ * REPLICA IDENTITY FULL get it, where the table's owner may set it; true
+ * if any did (the query is then analyzed again).
+ */
+static bool
+grant_identity_wanted(MtAnalysis *a)
+{
+	ListCell   *lc;
+	bool		any = false;
+
+	foreach(lc, a->identity_wanted)
+	{
+		List	   *leaves = mt_leaf_relations(lfirst_oid(lc));
+		ListCell   *ll;
+
+		foreach(ll, leaves)
+			if (!pg_class_ownercheck(lfirst_oid(ll), GetUserId()) ||
+				OidIsValid(mt_owning_materialized_table(lfirst_oid(ll))))
+				break;
+		if (leaves == NIL || ll != NULL)
+			continue;
+		foreach(ll, leaves)
+			if (mt_replica_identity(lfirst_oid(ll)) != REPLICA_IDENTITY_FULL)
+				set_identity_full(lfirst_oid(ll));
+		any = true;
+	}
+	return any;
 }
 
 /*
@@ -240,6 +264,11 @@ start_pipeline(MtTable *mt)
 
 	check_decoding_prerequisites();
 	a = mt_analyze_query_view(mt->query_view, mt->relid);
+	if (grant_identity_wanted(a))
+	{
+		CommandCounterIncrement();
+		a = mt_analyze_query_view(mt->query_view, mt->relid);
+	}
 	ensure_replica_identity(a);
 	mt_cont_state_insert(mt->relid, a);
 	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)

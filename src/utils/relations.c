@@ -18,6 +18,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "mt/utils/relations.h"
 
@@ -100,4 +101,18 @@ mt_comment_on(Oid relid, AttrNumber attnum, const char *comment)
 {
 	CreateComments(relid, RelationRelationId, attnum, comment);
 	CommandCounterIncrement();
+}
+
+/* A relation's replica identity (REPLICA_IDENTITY_FULL, ...). */
+char
+mt_replica_identity(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	char		ident;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	ident = ((Form_pg_class) GETSTRUCT(tup))->relreplident;
+	ReleaseSysCache(tup);
+	return ident;
 }

@@ -53,6 +53,7 @@ typedef struct MtSourceUse
 	int			family;			/* change-log family of its keys */
 	List	   *attnums;		/* int: source columns ... */
 	List	   *key_columns;	/* String: ... and the result columns they give */
+	bool		in_subquery;	/* read in a subquery correlated on the keys */
 } MtSourceUse;
 
 typedef enum MtAggKind
@@ -115,6 +116,9 @@ typedef struct MtAnalysis
 	bool		poll;			/* recompute every freshness period */
 	List	   *uses;			/* MtSourceUse */
 	List	   *keys;			/* String: result columns used as keys */
+	List	   *identity_wanted;	/* Oid: sources read in a correlated
+									 * subquery whose changes would name keys
+									 * with REPLICA IDENTITY FULL */
 
 	/* DELTAS */
 	Oid			delta_source;	/* the source whose changed rows adjust */

@@ -17,6 +17,8 @@ extern List *mt_leaf_relations(Oid relid);
 extern List *mt_ancestor_relations(Oid relid);
 /* the names (char *) of relid's primary key columns, NIL without one */
 extern List *mt_primary_key_columns(Oid relid);
+/* REPLICA_IDENTITY_FULL, ... */
+extern char mt_replica_identity(Oid relid);
 /* COMMENT ON the relation (attnum 0) or a column of it */
 extern void mt_comment_on(Oid relid, AttrNumber attnum, const char *comment);
 

@@ -1,0 +1,113 @@
+-- Subqueries correlated on a key: a change of what a correlated subquery
+-- reads (a scalar min(), EXISTS, NOT EXISTS) recomputes the rows of the
+-- key values its changed rows name, not the whole table, when every
+-- occurrence of that source in the subqueries is correlated on a key of
+-- the result by an equality; otherwise (an uncorrelated subquery, a
+-- correlation on a column that is no key) its changes still recompute the
+-- table.  Each step is checked against the query, and checked to have been
+-- applied by keys (refresh_history.strategy).
+--
+-- Not wrapped in a transaction: the worker only sees committed data.  The
+-- file cleans up after itself.
+\set schema tap_cs
+\ir ../lib/tap_helpers.sql
+SET search_path = tap_cs, public;
+
+CREATE TABLE part (partkey int PRIMARY KEY, name text NOT NULL, brand int NOT NULL);
+CREATE TABLE supply (partkey int NOT NULL, suppkey int NOT NULL, cost numeric(8,2) NOT NULL,
+                     PRIMARY KEY (partkey, suppkey));
+INSERT INTO part SELECT i, 'part ' || i, i % 10 FROM generate_series(1, 2000) i;
+INSERT INTO supply SELECT 1 + i % 2000, i, (i * 7) % 101 FROM generate_series(1, 8000) i;
+ANALYZE part, supply;
+
+-- the strategies of a table's cycles since the mark
+CREATE TEMP TABLE mark (at timestamptz);
+CREATE FUNCTION cycles_since(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg(DISTINCT h.strategy, ','), '')
+      FROM materialized_table.refresh_history h
+     WHERE h.table_name = to_regclass(t) AND h.trigger = 'CONTINUOUS'
+       AND h.started_at > (SELECT at FROM mark) AND h.status = 'SUCCEEDED' $$;
+CREATE PROCEDURE step(sql text) LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM mark;
+    INSERT INTO mark VALUES (clock_timestamp());
+    COMMIT;
+    EXECUTE sql;
+    COMMIT;
+END $$;
+
+SELECT plan(21);
+
+-- the cheapest supply of each part (TPC-H Q2's correlated min())
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.cheapest FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey, p.name,
+           (SELECT min(s.cost) FROM tap_cs.supply s WHERE s.partkey = p.partkey) AS cost
+      FROM tap_cs.part p$$) \g /dev/null
+-- parts with an expensive supply, and parts with no cheap one
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.expensive FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey, p.brand FROM tap_cs.part p
+     WHERE EXISTS (SELECT FROM tap_cs.supply s WHERE p.partkey = s.partkey AND s.cost > 95)
+       AND NOT EXISTS (SELECT FROM tap_cs.supply c WHERE c.partkey = p.partkey AND c.cost < 3)$$) \g /dev/null
+-- controls: a subquery correlated on no key, and an uncorrelated one
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.by_brand FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey,
+           (SELECT count(*) FROM tap_cs.supply s WHERE s.suppkey = p.brand) AS n
+      FROM tap_cs.part p$$) \g /dev/null
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.above_average FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT s.partkey, s.suppkey FROM tap_cs.supply s
+     WHERE s.cost > (SELECT avg(a.cost) FROM tap_cs.supply a)$$) \g /dev/null
+
+SELECT isnt(wait_for($$SELECT bool_and(s.synced) AND count(*) = 4
+                          FROM materialized_table_internal.continuous_state s
+                          JOIN pg_class c ON c.oid = s.relid
+                         WHERE c.relnamespace = 'tap_cs'::regnamespace$$, 30), NULL,
+            'the worker takes the tables up');
+SELECT is(relreplident::text, 'f', 'the correlated source got REPLICA IDENTITY FULL')
+  FROM pg_class WHERE oid = 'tap_cs.supply'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply, read in a subquery correlated on partkey, recomputes the rows of its values',
+               'the scalar subquery''s source names keys')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.cheapest'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply, read in a subquery correlated on partkey',
+               'so do the sources of EXISTS and NOT EXISTS')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.expensive'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'a subquery correlated on no key: its source recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.by_brand'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'an uncorrelated subquery: its source recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.above_average'::regclass;
+
+-- a new cheapest supply, and a supply that is no longer the cheapest
+CALL step($$UPDATE tap_cs.supply SET cost = cost + 50 WHERE suppkey IN (7, 15, 2007)$$);
+SELECT isnt(converged(20), NULL, 'supplies dearer: converged');
+SELECT is(mismatches('cheapest'), 0::bigint, 'cheapest equals its query');
+SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
+SELECT is(cycles_since('tap_cs.cheapest'), 'KEYS', 'cheapest: by keys, not a recompute');
+SELECT is(cycles_since('tap_cs.expensive'), 'KEYS', 'expensive: by keys, not a recompute');
+SELECT is(cycles_since('tap_cs.by_brand'), 'FULL', 'by_brand (control): recomputed');
+
+-- supplies deleted, new ones, one moved to another part
+CALL step($$DELETE FROM tap_cs.supply WHERE suppkey IN (3, 4003);
+            INSERT INTO tap_cs.supply VALUES (11, 90001, 0.5), (12, 90002, 99), (2000, 90003, 96);
+            UPDATE tap_cs.supply SET partkey = 13 WHERE suppkey = 14$$);
+SELECT isnt(converged(20), NULL, 'supplies deleted, added and moved: converged');
+SELECT is(mismatches('cheapest'), 0::bigint, 'cheapest equals its query');
+SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
+SELECT is(cycles_since('tap_cs.cheapest'), 'KEYS', 'cheapest: by keys');
+SELECT is(cycles_since('tap_cs.expensive'), 'KEYS', 'expensive: by keys');
+
+-- a part's last supply goes: its min() is NULL, EXISTS false
+CALL step($$DELETE FROM tap_cs.supply WHERE partkey = 17$$);
+SELECT isnt(converged(20), NULL, 'a part''s last supply deleted: converged');
+SELECT is((SELECT cost FROM cheapest WHERE partkey = 17), NULL, 'its cheapest cost is NULL');
+SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
+SELECT is(failed_cycles(), 0::bigint, 'no cycle failed');
+
+SELECT * FROM finish();
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_cs.' || t) FROM unnest(ARRAY['cheapest', 'expensive', 'by_brand', 'above_average']) t \g /dev/null
+RESET search_path;
+DROP SCHEMA tap_cs CASCADE;
