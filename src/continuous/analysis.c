@@ -271,6 +271,32 @@ find_sublinks(Node *node, SublinkScan *s)
 	return expression_tree_walker(node, find_sublinks, s);
 }
 
+/*
+ * The key candidates that the base column of q reaches are named, in use,
+ * by the source's column attno.
+ */
+static void
+name_keys(MtGraph *g, Var *base, AttrNumber attno, List *candidates, List *candidate_names,
+		  MtSourceUse *use)
+{
+	MtVarRef	start = {base->varno, base->varattno};
+	ListCell   *lr;
+
+	foreach(lr, mt_reachable(g, start))
+	{
+		ListCell   *lcand;
+		ListCell   *lname;
+
+		forboth(lcand, candidates, lname, candidate_names)
+			if (mt_same_var(*(MtVarRef *) lfirst(lcand), *(MtVarRef *) lfirst(lr)) &&
+				!list_member(use->key_columns, makeString(lfirst(lname))))
+			{
+				use->attnums = lappend_int(use->attnums, attno);
+				use->key_columns = lappend(use->key_columns, makeString(lfirst(lname)));
+			}
+	}
+}
+
 /* Do rel (and, with inh, its children) decode updates and deletes whole? */
 static bool
 identity_full(Oid relid, bool inh)
@@ -330,7 +356,6 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			Var		   *ov;
 			Var		   *base;
 			CorrelatedUse *cu = NULL;
-			MtVarRef	start;
 			ListCell   *lr;
 
 			if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
@@ -375,23 +400,68 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 				found = lappend(found, cu);
 				relids = list_append_unique_oid(relids, rte->relid);
 			}
-			start.varno = base->varno;
-			start.attno = base->varattno;
-			foreach(lr, mt_reachable(g, start))
-			{
-				ListCell   *lcand;
-				ListCell   *lname;
-
-				forboth(lcand, candidates, lname, candidate_names)
-					if (mt_same_var(*(MtVarRef *) lfirst(lcand), *(MtVarRef *) lfirst(lr)) &&
-						!list_member(cu->use->key_columns, makeString(lfirst(lname))))
-					{
-						cu->use->attnums = lappend_int(cu->use->attnums, inner->varattno);
-						cu->use->key_columns = lappend(cu->use->key_columns,
-													   makeString(lfirst(lname)));
-					}
-			}
+			name_keys(g, base, inner->varattno, candidates, candidate_names, cu->use);
 		}
+	}
+
+	/*
+	 * x IN (SELECT y FROM r ...), a condition of q's WHERE: whether a row's
+	 * x is in the set depends on r's rows with y = x only, if the subquery
+	 * is a plain one, or groups by y (TPC-H Q18's HAVING).  (In WHERE, a
+	 * NULL in the set is as good as false; NOT IN, which a NULL or an empty
+	 * set changes for every row, is not keyed.)
+	 */
+	foreach(ls, make_ands_implicit((Expr *) q->jointree->quals))
+	{
+		SubLink    *sl = lfirst(ls);
+		Query	   *sq;
+		OpExpr	   *op;
+		TargetEntry *tle;
+		Var		   *inner;
+		Var		   *base;
+		CorrelatedUse *cu = NULL;
+		ListCell   *lr;
+
+		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || sl->testexpr == NULL ||
+			!IsA(sl->testexpr, OpExpr))
+			continue;
+		op = (OpExpr *) sl->testexpr;
+		sq = (Query *) sl->subselect;
+		if (list_length(op->args) != 2 || !IsA(lsecond(op->args), Param) ||
+			exprType(linitial(op->args)) != exprType(lsecond(op->args)) ||
+			!op_mergejoinable(op->opno, exprType(linitial(op->args))) ||
+			(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)) ||
+			sq->setOperations || sq->limitCount || sq->limitOffset || sq->hasWindowFuncs ||
+			sq->hasTargetSRFs || sq->hasDistinctOn || sq->groupingSets ||
+			(sq->hasAggs && sq->groupClause == NIL))
+			continue;
+		tle = linitial_node(TargetEntry, sq->targetList);
+		if (sq->groupClause != NIL &&
+			(tle->ressortgroupref == 0 ||
+			 !get_sortgroupref_clause_noerr(tle->ressortgroupref, sq->groupClause)))
+			continue;
+		inner = mt_base_var(sq, (Node *) tle->expr);
+		base = mt_base_var(q, linitial(op->args));
+		if (inner == NULL || base == NULL || g->nullable[base->varno])
+			continue;
+		foreach(lr, found)
+			if (((CorrelatedUse *) lfirst(lr))->sq == sq &&
+				((CorrelatedUse *) lfirst(lr))->rtindex == inner->varno)
+				cu = lfirst(lr);
+		if (cu == NULL)
+		{
+			RangeTblEntry *rte = rt_fetch(inner->varno, sq->rtable);
+
+			cu = palloc0(sizeof(CorrelatedUse));
+			cu->sq = sq;
+			cu->rtindex = inner->varno;
+			cu->use = palloc0(sizeof(MtSourceUse));
+			cu->use->relid = rte->relid;
+			cu->use->inh = rte->inh;
+			found = lappend(found, cu);
+			relids = list_append_unique_oid(relids, rte->relid);
+		}
+		name_keys(g, base, inner->varattno, candidates, candidate_names, cu->use);
 	}
 
 	/* a relation whose every occurrence in the subqueries names keys */

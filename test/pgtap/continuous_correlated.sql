@@ -2,9 +2,10 @@
 -- reads (a scalar min(), EXISTS, NOT EXISTS) recomputes the rows of the
 -- key values its changed rows name, not the whole table, when every
 -- occurrence of that source in the subqueries is correlated on a key of
--- the result by an equality; otherwise (an uncorrelated subquery, a
--- correlation on a column that is no key) its changes still recompute the
--- table.  Each step is checked against the query, and checked to have been
+-- the result by an equality; so does a change of what "key IN (SELECT y
+-- ...)" in WHERE reads, plain or grouped by y (TPC-H Q18's HAVING).
+-- Otherwise (an uncorrelated subquery, a correlation on a column that is
+-- no key, NOT IN) its changes still recompute the table.  Each step is checked against the query, and checked to have been
 -- applied by keys (refresh_history.strategy).
 --
 -- Not wrapped in a transaction: the worker only sees committed data.  The
@@ -36,7 +37,7 @@ BEGIN
     COMMIT;
 END $$;
 
-SELECT plan(21);
+SELECT plan(27);
 
 -- the cheapest supply of each part (TPC-H Q2's correlated min())
 SELECT materialized_table.execute($$
@@ -50,7 +51,24 @@ SELECT materialized_table.execute($$
     SELECT p.partkey, p.brand FROM tap_cs.part p
      WHERE EXISTS (SELECT FROM tap_cs.supply s WHERE p.partkey = s.partkey AND s.cost > 95)
        AND NOT EXISTS (SELECT FROM tap_cs.supply c WHERE c.partkey = p.partkey AND c.cost < 3)$$) \g /dev/null
--- controls: a subquery correlated on no key, and an uncorrelated one
+-- parts in a set grouped by the key with a HAVING (Q18); and, a control,
+-- a plain set of parts under a GROUP BY of their brand: the part's key is
+-- no key of the result
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.big_total FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey, p.name FROM tap_cs.part p
+     WHERE p.partkey IN (SELECT s.partkey FROM tap_cs.supply s GROUP BY s.partkey
+                          HAVING sum(s.cost) > 250)$$) \g /dev/null
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.brand_supplied FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.brand, count(*) AS parts FROM tap_cs.part p
+     WHERE p.partkey IN (SELECT s.partkey FROM tap_cs.supply s WHERE s.cost < 10)
+     GROUP BY p.brand$$) \g /dev/null
+-- more controls: a subquery correlated on no key, an uncorrelated one, NOT IN
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_cs.never_cheap FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey FROM tap_cs.part p
+     WHERE p.partkey NOT IN (SELECT s.partkey FROM tap_cs.supply s WHERE s.cost < 5)$$) \g /dev/null
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_cs.by_brand FRESHNESS = INTERVAL '1' SECOND AS
     SELECT p.partkey,
@@ -61,10 +79,11 @@ SELECT materialized_table.execute($$
     SELECT s.partkey, s.suppkey FROM tap_cs.supply s
      WHERE s.cost > (SELECT avg(a.cost) FROM tap_cs.supply a)$$) \g /dev/null
 
-SELECT isnt(wait_for($$SELECT bool_and(s.synced) AND count(*) = 4
+SELECT isnt(wait_for($$SELECT bool_and(s.synced)
                           FROM materialized_table_internal.continuous_state s
                           JOIN pg_class c ON c.oid = s.relid
-                         WHERE c.relnamespace = 'tap_cs'::regnamespace$$, 30), NULL,
+                         WHERE c.relnamespace = 'tap_cs'::regnamespace
+                        HAVING count(*) = 7$$, 30), NULL,
             'the worker takes the tables up');
 SELECT is(relreplident::text, 'f', 'the correlated source got REPLICA IDENTITY FULL')
   FROM pg_class WHERE oid = 'tap_cs.supply'::regclass;
@@ -74,6 +93,15 @@ SELECT matches(maintenance_detail, 'a change of supply, read in a subquery corre
 SELECT matches(maintenance_detail, 'a change of supply, read in a subquery correlated on partkey',
                'so do the sources of EXISTS and NOT EXISTS')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.expensive'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply, read in a subquery correlated on partkey',
+               'so does the source of a grouped IN (SELECT ...)')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.big_total'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'IN on a column that is no key of the result (control): its source recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.brand_supplied'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'NOT IN (control): its source recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.never_cheap'::regclass;
 SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
                'a subquery correlated on no key: its source recomputes')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.by_brand'::regclass;
@@ -89,6 +117,7 @@ SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
 SELECT is(cycles_since('tap_cs.cheapest'), 'KEYS', 'cheapest: by keys, not a recompute');
 SELECT is(cycles_since('tap_cs.expensive'), 'KEYS', 'expensive: by keys, not a recompute');
 SELECT is(cycles_since('tap_cs.by_brand'), 'FULL', 'by_brand (control): recomputed');
+SELECT is(cycles_since('tap_cs.big_total'), 'KEYS', 'big_total: by keys');
 
 -- supplies deleted, new ones, one moved to another part
 CALL step($$DELETE FROM tap_cs.supply WHERE suppkey IN (3, 4003);
@@ -99,6 +128,8 @@ SELECT is(mismatches('cheapest'), 0::bigint, 'cheapest equals its query');
 SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
 SELECT is(cycles_since('tap_cs.cheapest'), 'KEYS', 'cheapest: by keys');
 SELECT is(cycles_since('tap_cs.expensive'), 'KEYS', 'expensive: by keys');
+SELECT is(cycles_since('tap_cs.big_total'), 'KEYS', 'big_total: by keys');
+SELECT is(cycles_since('tap_cs.brand_supplied'), 'FULL', 'brand_supplied (control): recomputed');
 
 -- a part's last supply goes: its min() is NULL, EXISTS false
 CALL step($$DELETE FROM tap_cs.supply WHERE partkey = 17$$);
@@ -108,6 +139,6 @@ SELECT is(mismatches('expensive'), 0::bigint, 'expensive equals its query');
 SELECT is(failed_cycles(), 0::bigint, 'no cycle failed');
 
 SELECT * FROM finish();
-SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_cs.' || t) FROM unnest(ARRAY['cheapest', 'expensive', 'by_brand', 'above_average']) t \g /dev/null
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_cs.' || t) FROM unnest(ARRAY['cheapest', 'expensive', 'big_total', 'brand_supplied', 'never_cheap', 'by_brand', 'above_average']) t \g /dev/null
 RESET search_path;
 DROP SCHEMA tap_cs CASCADE;
