@@ -768,9 +768,19 @@ analyze_query_view(Oid viewid, Oid relid)
 		}
 		else if (use->in_subquery && !list_member_oid(told, use->relid))
 		{
+			List	   *columns = NIL;
+			ListCell   *lo;
+
+			/* the keys of all its occurrences */
+			foreach(lo, a->uses)
+			{
+				MtSourceUse *other = lfirst(lo);
+
+				if (other->in_subquery && other->relid == use->relid)
+					columns = list_concat_unique(columns, other->key_columns);
+			}
 			a->reason = psprintf("%s; a change of %s, read in a subquery correlated on %s, recomputes the rows of its values",
-								 a->reason, get_rel_name(use->relid),
-								 mt_name_list_text(use->key_columns));
+								 a->reason, get_rel_name(use->relid), mt_name_list_text(columns));
 			told = lappend_oid(told, use->relid);
 		}
 	}
