@@ -312,6 +312,43 @@ identity_full(Oid relid, bool inh)
 }
 
 /*
+ * An equality that names keys: of one type on both sides, mergejoinable,
+ * and of a deterministic collation (if any).
+ */
+static bool
+keyable_equality(OpExpr *op)
+{
+	return list_length(op->args) == 2 &&
+		exprType(linitial(op->args)) == exprType(lsecond(op->args)) &&
+		op_mergejoinable(op->opno, exprType(linitial(op->args))) &&
+		(!OidIsValid(op->inputcollid) || get_collation_isdeterministic(op->inputcollid));
+}
+
+/* The use of the relation at rtindex of subquery sq, created if new. */
+static MtSourceUse *
+occurrence_use(List **found, Query *sq, Index rtindex)
+{
+	RangeTblEntry *rte = rt_fetch(rtindex, sq->rtable);
+	CorrelatedUse *cu;
+	ListCell   *lc;
+
+	foreach(lc, *found)
+	{
+		cu = lfirst(lc);
+		if (cu->sq == sq && cu->rtindex == rtindex)
+			return cu->use;
+	}
+	cu = palloc0(sizeof(CorrelatedUse));
+	cu->sq = sq;
+	cu->rtindex = rtindex;
+	cu->use = palloc0(sizeof(MtSourceUse));
+	cu->use->relid = rte->relid;
+	cu->use->inh = rte->inh;
+	*found = lappend(*found, cu);
+	return cu->use;
+}
+
+/*
  * correlated_uses
  *		The sources of q's subqueries whose changes name key values of the
  *		result, as uses (returned: their relids).
@@ -336,6 +373,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 	List	   *found = NIL;	/* CorrelatedUse */
 	List	   *relids = NIL;
 	List	   *keyed = NIL;
+	ListCell   *lf;
 	ListCell   *ls;
 
 	(void) query_tree_walker(q, find_sublinks, &scan, QTW_IGNORE_RT_SUBQUERIES);
@@ -355,13 +393,8 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			Var		   *outer;
 			Var		   *ov;
 			Var		   *base;
-			CorrelatedUse *cu = NULL;
-			ListCell   *lr;
 
-			if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
-				exprType(linitial(op->args)) != exprType(lsecond(op->args)) ||
-				!op_mergejoinable(op->opno, exprType(linitial(op->args))) ||
-				(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)))
+			if (!IsA(op, OpExpr) || !keyable_equality(op))
 				continue;
 			inner = linitial(op->args);
 			outer = lsecond(op->args);
@@ -382,25 +415,8 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			base = mt_base_var(q, (Node *) ov);
 			if (inner == NULL || base == NULL || g->nullable[base->varno])
 				continue;
-			/* one use per occurrence of a relation */
-			foreach(lr, found)
-				if (((CorrelatedUse *) lfirst(lr))->sq == sq &&
-					((CorrelatedUse *) lfirst(lr))->rtindex == inner->varno)
-					cu = lfirst(lr);
-			if (cu == NULL)
-			{
-				RangeTblEntry *rte = rt_fetch(inner->varno, sq->rtable);
-
-				cu = palloc0(sizeof(CorrelatedUse));
-				cu->sq = sq;
-				cu->rtindex = inner->varno;
-				cu->use = palloc0(sizeof(MtSourceUse));
-				cu->use->relid = rte->relid;
-				cu->use->inh = rte->inh;
-				found = lappend(found, cu);
-				relids = list_append_unique_oid(relids, rte->relid);
-			}
-			name_keys(g, base, inner->varattno, candidates, candidate_names, cu->use);
+			name_keys(g, base, inner->varattno, candidates, candidate_names,
+					  occurrence_use(&found, sq, inner->varno));
 		}
 	}
 
@@ -419,18 +435,13 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		TargetEntry *tle;
 		Var		   *inner;
 		Var		   *base;
-		CorrelatedUse *cu = NULL;
-		ListCell   *lr;
 
 		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || sl->testexpr == NULL ||
 			!IsA(sl->testexpr, OpExpr))
 			continue;
 		op = (OpExpr *) sl->testexpr;
 		sq = (Query *) sl->subselect;
-		if (list_length(op->args) != 2 || !IsA(lsecond(op->args), Param) ||
-			exprType(linitial(op->args)) != exprType(lsecond(op->args)) ||
-			!op_mergejoinable(op->opno, exprType(linitial(op->args))) ||
-			(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)) ||
+		if (!keyable_equality(op) || !IsA(lsecond(op->args), Param) ||
 			sq->setOperations || sq->limitCount || sq->limitOffset || sq->hasWindowFuncs ||
 			sq->hasTargetSRFs || sq->hasDistinctOn || sq->groupingSets ||
 			(sq->hasAggs && sq->groupClause == NIL))
@@ -444,27 +455,13 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		base = mt_base_var(q, linitial(op->args));
 		if (inner == NULL || base == NULL || g->nullable[base->varno])
 			continue;
-		foreach(lr, found)
-			if (((CorrelatedUse *) lfirst(lr))->sq == sq &&
-				((CorrelatedUse *) lfirst(lr))->rtindex == inner->varno)
-				cu = lfirst(lr);
-		if (cu == NULL)
-		{
-			RangeTblEntry *rte = rt_fetch(inner->varno, sq->rtable);
-
-			cu = palloc0(sizeof(CorrelatedUse));
-			cu->sq = sq;
-			cu->rtindex = inner->varno;
-			cu->use = palloc0(sizeof(MtSourceUse));
-			cu->use->relid = rte->relid;
-			cu->use->inh = rte->inh;
-			found = lappend(found, cu);
-			relids = list_append_unique_oid(relids, rte->relid);
-		}
-		name_keys(g, base, inner->varattno, candidates, candidate_names, cu->use);
+		name_keys(g, base, inner->varattno, candidates, candidate_names,
+				  occurrence_use(&found, sq, inner->varno));
 	}
 
 	/* a relation whose every occurrence in the subqueries names keys */
+	foreach(lf, found)
+		relids = list_append_unique_oid(relids, ((CorrelatedUse *) lfirst(lf))->use->relid);
 	foreach(ls, relids)
 	{
 		Oid			relid = lfirst_oid(ls);
