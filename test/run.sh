@@ -23,6 +23,11 @@
 #                                                           on MT_TEST_PORT + 9)
 #  10. tpch smoke   test/bench/tpch.sh, MT_TPCH_SMOKE=1    (a cluster of its own,
 #                                                           on MT_TEST_PORT + 10)
+#  11. citus        test/citus/run.sh                      (a coordinator and two
+#                                                           workers on MT_TEST_PORT
+#                                                           + 11 to + 13; Citus built
+#                                                           from its tarball if need
+#                                                           be, else skipped)
 #
 # The differential test (9) checks random queries as CONTINUOUS tables
 # against the queries themselves after random changes of their sources; in
@@ -280,6 +285,26 @@ if env -u PGHOST -u PGPORT -u PGDATABASE MT_TPCH_SMOKE=1 MT_BENCH_PORT=$((PORT +
 else
     grep -E 'MISMATCH|FAILED|CREATE failed' "$TPCH_LOG" | head -20
     record tpch "FAIL (log: $TPCH_LOG, differing rows: $DIR/tpch/out/mismatch_*.txt)"
+fi
+
+# --- 11. Citus ------------------------------------------------------------------
+# Materialized tables on a coordinator and two workers (test/citus/run.sh).
+# Skipped, with a line saying so, where Citus is neither installed nor
+# buildable from its source tarball.
+say "citus: test/citus/run.sh (a coordinator and two workers on ports $((PORT + 11)) - $((PORT + 13)))"
+CITUS_LOG=$DIR/citus.log
+if env -u PGHOST -u PGPORT -u PGDATABASE MT_CITUS_PORT=$((PORT + 11)) MT_CITUS_DIR="$DIR/citus" \
+    bash test/citus/run.sh >"$CITUS_LOG" 2>&1; then
+    if grep -q '^skip: ' "$CITUS_LOG"; then
+        grep '^skip: ' "$CITUS_LOG"
+        record citus "SKIPPED (no Citus)"
+    else
+        grep -E 'tests passed|^citus: ' "$CITUS_LOG"
+        record citus PASS
+    fi
+else
+    tail -60 "$CITUS_LOG"
+    record citus "FAIL (log: $CITUS_LOG)"
 fi
 
 # --- summary ---------------------------------------------------------------------

@@ -33,6 +33,7 @@
 
 #include "mt/commands/commands.h"
 #include "mt/commands/create_plan.h"
+#include "mt/commands/distribute.h"
 #include "mt/utils/date_format.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/lineage.h"
@@ -42,6 +43,7 @@
 #include "mt/refresh/refresh.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/sql.h"
 
 static bool
@@ -204,6 +206,9 @@ create_new(MtStatement *st, Oid nspid)
 	int			value;
 	MtFreshnessUnit unit;
 	MtRefreshMode mode;
+	bool		explicit_buckets;
+	bool		citus;
+	Oid			colocate_with = InvalidOid;
 	ListCell   *lc;
 
 	/* everything that can be checked before anything is created */
@@ -217,7 +222,14 @@ create_new(MtStatement *st, Oid nspid)
 	mt_check_primary_key(st, pk, planned);
 	mt_check_partition_keys(st, c, planned, qcols);
 	mt_check_options(st, c->options, c->partition_keys, planned, mode);
+	explicit_buckets = c->distribution && c->distribution->buckets != 0;
 	mt_check_distribution(st, c->distribution, pk, planned);
+	citus = c->distribution && mt_citus_installed();
+	if (citus)
+	{
+		mt_citus_check_distribution(st, c);
+		colocate_with = mt_citus_colocation(c->distribution, explicit_buckets, query, planned);
+	}
 	if (pk && c->partition_keys)
 		mt_check_key_covers(st, pk, c->partition_keys, "PARTITIONED BY");
 	if (pk && c->distribution)
@@ -226,10 +238,20 @@ create_new(MtStatement *st, Oid nspid)
 
 	/* the table */
 	qualified = quote_qualified_identifier(get_namespace_name(nspid), c->name->name);
-	mt_spi_exec_internal(create_table_sql(qualified, planned, pk, c, c->distribution, c->options),
+	mt_spi_exec_internal(create_table_sql(qualified, planned, pk, c,
+										  citus ? NULL : c->distribution, c->options),
 						 SPI_OK_UTILITY);
 	CommandCounterIncrement();
 	mt->relid = get_relname_relid(c->name->name, nspid);
+	if (citus)
+	{
+		/* its shards, while it is still empty; Citus's DDL on it is ours */
+		MT_INTERNAL_BEGIN();
+		mt_citus_distribute(mt->relid, strVal(linitial(c->distribution->columns)),
+							c->distribution->buckets, colocate_with);
+		MT_INTERNAL_END();
+		CommandCounterIncrement();
+	}
 	mt_comment_columns(mt->relid, c->comment, planned);
 	if (c->watermark)
 		mt_check_watermark(st, c->watermark, mt->relid);
@@ -272,11 +294,14 @@ create_new(MtStatement *st, Oid nspid)
 	mt_catalog_insert(mt);
 	CommandCounterIncrement();
 
-	/* buckets of a distributed table without PARTITIONED BY */
-	MT_INTERNAL_BEGIN();
-	mt_partition_create_buckets(mt->relid, mt);
-	MT_INTERNAL_END();
-	CommandCounterIncrement();
+	/* buckets of a distributed table without PARTITIONED BY (Citus's are its shards) */
+	if (!citus)
+	{
+		MT_INTERNAL_BEGIN();
+		mt_partition_create_buckets(mt->relid, mt);
+		MT_INTERNAL_END();
+		CommandCounterIncrement();
+	}
 
 	/* filled in this transaction, as CREATE TABLE AS would */
 	(void) mt_refresh(mt->relid, NIL, MT_TRIGGER_CREATE);

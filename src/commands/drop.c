@@ -27,6 +27,7 @@
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
 
@@ -72,6 +73,12 @@ mt_drop_command(MtStatement *st)
 		 * event trigger forgets each of them.
 		 */
 		mt_spi_exec_internal(psprintf("DROP TABLE %s CASCADE", mt_qualified_name(relid)), SPI_OK_UTILITY);
+		return "DROP MATERIALIZED TABLE";
+	}
+	if (mt_citus_table_kind(relid) != MT_CITUS_NONE)
+	{
+		/* a DROP TABLE that Citus sees, so that it drops the shards too */
+		mt_spi_exec_internal(psprintf("DROP TABLE %s", mt_qualified_name(relid)), SPI_OK_UTILITY);
 		return "DROP MATERIALIZED TABLE";
 	}
 	ObjectAddressSet(address, RelationRelationId, relid);

@@ -47,6 +47,7 @@
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
@@ -70,6 +71,41 @@ check_decoding_prerequisites(void)
 				 errdetail("CONTINUOUS tables follow their sources through logical decoding with the extension's output plugin."),
 				 errhint("Add %s to output_plugin_libraries in postgresql.conf and reload the configuration.",
 						 MT_OUTPUT_PLUGIN)));
+}
+
+/*
+ * Citus keeps a distributed or reference table's rows in shards, and the
+ * changes of a shard are decoded on the node that holds it: this
+ * database's slot never sees them, so a CONTINUOUS table would silently
+ * stop following them.  Nor can the worker write into a table whose rows
+ * are in shards.
+ */
+static void
+check_no_citus_tables(MtTable *mt, MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	if (!mt_citus_installed())
+		return;
+	if (mt_citus_table_kind(mt->relid) != MT_CITUS_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialized table \"%s\" distributed by Citus cannot be in CONTINUOUS refresh mode",
+						get_rel_name(mt->relid)),
+				 errdetail("Its rows are in shards on the worker nodes, which the CONTINUOUS worker does not write."),
+				 errhint("Use REFRESH_MODE = FULL, or create it without DISTRIBUTED BY.")));
+	foreach(lc, mt_analysis_sources(a))
+	{
+		Oid			source = lfirst_oid(lc);
+
+		if (mt_citus_table_kind(source) != MT_CITUS_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("CONTINUOUS refresh mode cannot follow the changes of Citus table \"%s\"",
+							get_rel_name(source)),
+					 errdetail("Its rows are in shards, whose changes are decoded on the nodes that hold them, not in this database's replication slot."),
+					 errhint("Use REFRESH_MODE = FULL for materialized tables that read distributed or reference tables.")));
+	}
 }
 
 /* decoded with its old rows whole, from now on */
@@ -264,6 +300,7 @@ start_pipeline(MtTable *mt)
 
 	check_decoding_prerequisites();
 	a = mt_analyze_query_view(mt->query_view, mt->relid);
+	check_no_citus_tables(mt, a);
 	if (grant_identity_wanted(a))
 	{
 		CommandCounterIncrement();

@@ -37,6 +37,7 @@
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/table_writer.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
 
@@ -321,7 +322,11 @@ mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 
 	foreach(lf, filter)
 		n += list_length(((MtFilterFamily *) lfirst(lf))->columns);
-	*params = makeParamList(n);
+	/*
+	 * No parameters: no list, as SPI's callers without parameters pass
+	 * (Citus's executor takes a list for one with parameters).
+	 */
+	*params = n > 0 ? makeParamList(n) : NULL;
 	*argtypes = palloc(sizeof(Oid) * (n + 1));
 	*values = palloc(sizeof(Datum) * (n + 1));
 	foreach(lf, filter)
@@ -693,6 +698,55 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 					icols.data, ivals.data);
 }
 
+/* The column list of an INSERT of select_sql's rows: the same columns, in order. */
+static char *
+insert_columns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || att->attgenerated)
+			continue;
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", quote_identifier(NameStr(att->attname)));
+	}
+	return buf.data;
+}
+
+/*
+ * A table Citus distributes: its rows are in shards on the workers, which
+ * only Citus's executor writes.  The refresh is then a DELETE and an
+ * INSERT ... SELECT that Citus runs shard by shard on the nodes where it
+ * can (the table co-located with its sources), else through the
+ * coordinator; the transaction commits on every node or on none
+ * (two-phase commit), and readers keep seeing the old rows until then.
+ */
+static MtRefreshCounts
+refresh_distributed(Oid relid, MtTable *mt, List *filter, const char *delete_sql,
+					const char *insert_sql, int nparams, Oid *argtypes, Datum *values)
+{
+	MtRefreshCounts counts = {0};
+	List	   *partition_values = filter_partition_values(mt, filter);
+
+	SPI_connect();
+	MT_INTERNAL_BEGIN();
+	if (partition_values != NIL)
+		mt_partition_create(relid, mt, partition_values);
+	if (SPI_execute_with_args(delete_sql, nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the old rows of \"%s\"", get_rel_name(relid));
+	counts.deleted = SPI_processed;
+	if (SPI_execute_with_args(insert_sql, nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert the rows of \"%s\"", get_rel_name(relid));
+	counts.inserted = SPI_processed;
+	MT_INTERNAL_END();
+	SPI_finish();
+	return counts;
+}
+
 /*
  * mt_refresh_rows
  *		Replace rows of an MT with its query's result; see mt/refresh/refresh.h.
@@ -722,6 +776,8 @@ mt_refresh_rows(MtRefreshRequest *req)
 	char	   *where_sql;
 	char	   *select_query;
 	char	   *merge_query = NULL;
+	char	   *insert_query = NULL;
+	bool		distributed;
 	int			rc;
 
 	/*
@@ -739,12 +795,24 @@ mt_refresh_rows(MtRefreshRequest *req)
 	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
 	select_query = select_sql(rel, mt, view, req->filter, argtypes);
-	if (merge_by_key(req, rel, mt, view))
+	distributed = mt_citus_table_kind(relid) != MT_CITUS_NONE;
+	if (distributed)
+		insert_query = psprintf("INSERT INTO %s (%s) %s", mt_qualified_name(relid),
+								insert_columns(rel), select_query);
+	else if (merge_by_key(req, rel, mt, view))
 		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes);
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
 	apply_refresh_options(mt);
+
+	if (distributed)
+	{
+		counts = refresh_distributed(relid, mt, req->filter, delete_sql, insert_query,
+									 nparams, argtypes, values);
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		return counts;
+	}
 
 	if (merge_query)
 	{

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/utils/citus.h
+ *	  Citus in this database: is it installed, and what it makes of a
+ *	  table (src/utils/citus.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_UTILS_CITUS_H
+#define MT_UTILS_CITUS_H
+
+typedef enum MtCitusKind
+{
+	MT_CITUS_NONE,				/* an ordinary table, or no Citus here */
+	MT_CITUS_DISTRIBUTED,		/* hash-distributed over shards */
+	MT_CITUS_REFERENCE,			/* a reference table, or a Citus local
+								 * table: one shard, or one per node */
+	MT_CITUS_OTHER				/* append- or range-distributed */
+} MtCitusKind;
+
+/* is the citus extension installed in this database? */
+extern bool mt_citus_installed(void);
+/* what Citus makes of relid: its rows are in shards unless MT_CITUS_NONE */
+extern MtCitusKind mt_citus_table_kind(Oid relid);
+/* the distribution column of a hash-distributed table, and its shard count */
+extern char *mt_citus_distribution_column(Oid relid, int *shard_count);
+/* create_distributed_table(relid, column, shard_count or colocated with colocate_with) */
+extern void mt_citus_distribute(Oid relid, const char *column, int shard_count,
+								Oid colocate_with);
+
+#endif							/* MT_UTILS_CITUS_H */

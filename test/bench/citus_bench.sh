@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test/bench/citus_bench.sh: FULL refreshes of materialized tables on a
+# Citus cluster (a coordinator and two workers, on this one machine)
+# against the same on one plain node, and against REFRESH MATERIALIZED
+# VIEW of the same query on the coordinator.
+#
+#   bash test/bench/citus_bench.sh
+#
+# Not part of test/run.sh; prints figures and ratios against baselines
+# measured in the same run, and never fails on timing.  Sources, as in
+# continuous_bench.sh:
+#   orders(id bigint, customer_id int, ds date, amount numeric(12,2))
+#       MT_BENCH_ROWS rows (default 2,000,000); on Citus distributed by
+#       customer_id
+#   customers(id int, region text)   100,000 rows in 200 regions; on Citus
+#       distributed by id, co-located with orders
+# and two FULL tables:
+#   totals   SELECT customer_id, count(*), sum(amount) FROM orders GROUP BY customer_id
+#            on Citus DISTRIBUTED BY HASH (customer_id): co-located, its
+#            refresh runs on the workers shard by shard
+#   joined   SELECT o.ds, c.region, count(*), sum(o.amount) FROM orders o
+#            JOIN customers c ON c.id = o.customer_id GROUP BY o.ds, c.region
+#            on Citus a table of the coordinator: the join runs on the
+#            workers, the groups are merged on the coordinator
+# Each round updates 1% of the orders on both sides, then times on each
+# side the table's refresh (ALTER MATERIALIZED TABLE ... REFRESH) and
+# REFRESH MATERIALIZED VIEW of a view with the same query; medians of
+# MT_BENCH_ROUNDS rounds (default 5).
+#
+# Environment:
+#   PG_CONFIG, PGBIN   as in test/run.sh; the extension must be installed,
+#                      Citus too (scripts/citus_cluster.sh install)
+#   MT_BENCH_PORT      the coordinator's port (default 55470); the workers
+#                      on + 1 and + 2, the plain node on + 3
+#   MT_BENCH_DIR       the clusters' directory (default: a fresh temporary one)
+#   MT_BENCH_ROWS, MT_BENCH_ROUNDS
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
+PORT=${MT_BENCH_PORT:-55470}
+ROWS=${MT_BENCH_ROWS:-2000000}
+ROUNDS=${MT_BENCH_ROUNDS:-5}
+DIR=$(realpath -m "${MT_BENCH_DIR:-$(mktemp -d /tmp/mt_citus_bench.XXXXXX)}")
+DB=citus_bench
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+bash scripts/citus_cluster.sh install
+mkdir -p "$DIR"
+[ "$(id -u)" = 0 ] && chown postgres: "$DIR"
+trap 'bash scripts/citus_cluster.sh stop "$DIR"; bash scripts/pg_cluster.sh stop "$DIR/single"' EXIT
+TUNING="shared_buffers = '1GB'
+max_wal_size = '8GB'
+checkpoint_timeout = '30min'"
+MT_CLUSTER_CONF=$TUNING bash scripts/citus_cluster.sh start "$DIR" "$PORT" "$DB"
+MT_CLUSTER_CONF=$TUNING bash scripts/pg_cluster.sh start "$DIR/single" $((PORT + 3)) "$DB"
+"$PGBIN/psql" -X -q -h "$DIR/single" -p $((PORT + 3)) -U postgres -d postgres -c "CREATE DATABASE $DB"
+"$PGBIN/psql" -X -q -h "$DIR/single" -p $((PORT + 3)) -U postgres -d "$DB" \
+    -c "CREATE EXTENSION pg_cron" -c "CREATE EXTENSION materialized_table"
+
+citus() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR/coord" -p "$PORT" -U postgres -d "$DB" "$@"; }
+single() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR/single" -p $((PORT + 3)) -U postgres -d "$DB" "$@"; }
+# milliseconds of one statement
+timed() {
+    local side=$1 sql=$2
+    $side -At -c "SET materialized_table.scheduled_refreshes = off" -c '\timing on' -c "$sql" |
+        sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+
+JOIN_QUERY="SELECT o.ds, c.region, count(*) AS orders, sum(o.amount) AS total
+  FROM public.orders o JOIN public.customers c ON c.id = o.customer_id GROUP BY o.ds, c.region"
+TOTALS_QUERY="SELECT customer_id, count(*) AS orders, sum(amount) AS total FROM public.orders GROUP BY customer_id"
+schema() {
+    local distribute=$1
+    cat <<SQL
+SET client_min_messages = warning;
+SET materialized_table.scheduled_refreshes = off;
+CREATE TABLE customers (id int PRIMARY KEY, region text NOT NULL);
+CREATE TABLE orders (id bigint, customer_id int NOT NULL, ds date NOT NULL,
+                     amount numeric(12,2) NOT NULL, PRIMARY KEY (customer_id, id));
+$( [ "$distribute" = 1 ] && echo "SELECT create_distributed_table('customers', 'id', shard_count => 8);
+SELECT create_distributed_table('orders', 'customer_id', colocate_with => 'customers');")
+INSERT INTO customers SELECT i, 'region ' || (i % 200) FROM generate_series(1, 100000) i;
+INSERT INTO orders SELECT i, 1 + i % 100000, date '2024-01-01' + i % 365, (i % 10000) / 100.0
+  FROM generate_series(1, $ROWS) i;
+VACUUM ANALYZE customers;
+VACUUM ANALYZE orders;
+SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE totals
+  $( [ "$distribute" = 1 ] && echo "DISTRIBUTED BY HASH (customer_id)")
+  FRESHNESS = INTERVAL '1' HOUR AS $TOTALS_QUERY\$\$);
+SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE joined
+  FRESHNESS = INTERVAL '1' HOUR AS $JOIN_QUERY\$\$);
+CREATE MATERIALIZED VIEW totals_rmv AS $TOTALS_QUERY;
+CREATE MATERIALIZED VIEW joined_rmv AS $JOIN_QUERY;
+SQL
+}
+echo "=== loading $ROWS orders on Citus (2 workers) and on one node"
+schema 1 | citus >/dev/null
+schema 0 | single >/dev/null
+citus -At -c "SELECT 'citus: totals ' || (SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'totals'::regclass) || ' shards, co-located with orders: ' ||
+  ((SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'totals'::regclass) =
+   (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'orders'::regclass))"
+
+declare -A T
+for r in $(seq 1 "$ROUNDS"); do
+    # 1% of the orders, the same on both sides
+    change="UPDATE orders SET amount = amount + 1 WHERE id % 100 = $r"
+    citus -c "$change" -c "VACUUM orders"
+    single -c "$change" -c "VACUUM orders"
+    for side in citus single; do
+        T[$side.totals]+="$(timed $side "SELECT materialized_table.execute('ALTER MATERIALIZED TABLE totals REFRESH')") "
+        T[$side.totals_rmv]+="$(timed $side 'REFRESH MATERIALIZED VIEW totals_rmv') "
+        T[$side.joined]+="$(timed $side "SELECT materialized_table.execute('ALTER MATERIALIZED TABLE joined REFRESH')") "
+        T[$side.joined_rmv]+="$(timed $side 'REFRESH MATERIALIZED VIEW joined_rmv') "
+    done
+    echo "round $r: done"
+done
+for side in citus single; do
+    for t in totals joined; do
+        # a refresh of a materialized table must equal its query
+        n=$($side -At -c "SELECT count(*) FROM ((TABLE $t EXCEPT ALL SELECT * FROM ${t}_rmv) UNION ALL (SELECT * FROM ${t}_rmv EXCEPT ALL TABLE $t)) d")
+        [ "$n" = 0 ] || { echo "MISMATCH: $side $t differs from its query in $n rows"; exit 1; }
+    done
+done
+
+m() { tr ' ' '\n' <<<"${T[$1]}" | grep . | median; }
+echo
+echo "=== FULL refresh after a 1% update, medians of $ROUNDS rounds (ms)"
+printf '%-8s %-34s %10s %10s %8s\n' table refresh "citus" "one node" "ratio"
+for t in totals joined; do
+    printf '%-8s %-34s %10.1f %10.1f %8s\n' "$t" "ALTER MATERIALIZED TABLE ... REFRESH" \
+        "$(m citus.$t)" "$(m single.$t)" "$(ratio "$(m single.$t)" "$(m citus.$t)")"
+    printf '%-8s %-34s %10.1f %10.1f %8s\n' "" "REFRESH MATERIALIZED VIEW" \
+        "$(m citus.${t}_rmv)" "$(m single.${t}_rmv)" "$(ratio "$(m single.${t}_rmv)" "$(m citus.${t}_rmv)")"
+done
+echo
+echo "ratio: one node / Citus (above 1: Citus faster)."
+echo "materialized table / RMV on the coordinator: totals $(ratio "$(m citus.totals)" "$(m citus.totals_rmv)"), joined $(ratio "$(m citus.joined)" "$(m citus.joined_rmv)")"
+echo "every table equal to its query: yes"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test/citus/run.sh: materialized tables on a Citus cluster.
+#
+# Installs Citus (scripts/citus_cluster.sh install: built from its source
+# tarball unless it is installed; skipped, with a line saying so, when
+# neither is there), starts a coordinator and two workers on MT_CITUS_PORT,
+# + 1 and + 2 (default 55450) in MT_CITUS_DIR (default a temporary
+# directory), and runs the pg_regress files test/citus/sql/*.sql against
+# the coordinator.  The servers are stopped on exit.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
+PORT=${MT_CITUS_PORT:-55450}
+DIR=$(realpath -m "${MT_CITUS_DIR:-$(mktemp -d /tmp/mt_citus.XXXXXX)}")
+
+bash scripts/citus_cluster.sh install
+rc=$?
+if [ "$rc" = 3 ]; then
+    echo "skip: Citus is not installed and its source tarball is not here"
+    exit 0
+elif [ "$rc" != 0 ]; then
+    exit 1
+fi
+
+mkdir -p "$DIR"
+[ "$(id -u)" = 0 ] && chown postgres: "$DIR"
+trap 'bash scripts/citus_cluster.sh stop "$DIR"' EXIT
+bash scripts/citus_cluster.sh start "$DIR" "$PORT" contrib_regression || {
+    tail -20 "$DIR"/*/server.log
+    exit 1
+}
+
+tests=$(cd test/citus/sql && ls *.sql | sed 's/\.sql$//')
+out=$DIR/regress
+mkdir -p "$out"
+[ "$(id -u)" = 0 ] && chown postgres: "$out"
+if "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+        --inputdir=test/citus --outputdir="$out" --bindir="$PGBIN" \
+        --use-existing --host="$DIR/coord" --port="$PORT" --user=postgres \
+        --dbname=contrib_regression $tests; then
+    exit 0
+fi
+cat "$out/regression.diffs"
+exit 1
