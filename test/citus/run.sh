@@ -6,7 +6,8 @@
 # neither is there), starts a coordinator and two workers on MT_CITUS_PORT,
 # + 1 and + 2 (default 55450) in MT_CITUS_DIR (default a temporary
 # directory), and runs the pg_regress files test/citus/sql/*.sql against
-# the coordinator.  The servers are stopped on exit.
+# the coordinator, then the scripts test/citus/*.sh (nodes killed, shards
+# moved).  The servers are stopped on exit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -35,11 +36,24 @@ tests=$(cd test/citus/sql && ls *.sql | sed 's/\.sql$//')
 out=$DIR/regress
 mkdir -p "$out"
 [ "$(id -u)" = 0 ] && chown postgres: "$out"
-if "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+failed=0
+if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
         --inputdir=test/citus --outputdir="$out" --bindir="$PGBIN" \
         --use-existing --host="$DIR/coord" --port="$PORT" --user=postgres \
         --dbname=contrib_regression $tests; then
-    exit 0
+    cat "$out/regression.diffs"
+    failed=1
 fi
-cat "$out/regression.diffs"
-exit 1
+
+# the scripts: nodes killed, shards moved (each leaves the cluster running)
+for t in test/citus/*.sh; do
+    [ "$(basename "$t")" = run.sh ] && continue
+    echo "=== $t"
+    if MT_CITUS_DIR=$DIR MT_CITUS_PORT=$PORT bash "$t"; then
+        echo "ok     $(basename "$t" .sh)"
+    else
+        echo "FAILED $(basename "$t" .sh)"
+        failed=1
+    fi
+done
+exit $failed
