@@ -16,6 +16,7 @@
 #include "miscadmin.h"
 
 #include "mt/continuous/continuous.h"
+#include "mt/hooks/citus_guard.h"
 #include "mt/hooks/guards.h"
 #include "mt/hooks/utility_hook.h"
 #include "mt/bgw/launcher.h"
@@ -68,6 +69,7 @@ _PG_init(void)
 	mt_extension_set_preloaded();
 	mt_settings_define();
 	mt_guards_install();
+	mt_citus_guard_install();
 	mt_utility_hook_install();
 	mt_launcher_init();
 	RegisterXactCallback(mt_xact_callback, NULL);

@@ -507,6 +507,32 @@ mt_catalog_id(Oid relid)
 	return mt ? mt->id : 0;
 }
 
+/*
+ * mt_catalog_id_exists
+ *		Is id a table's id (its relid in a 1.0 catalog, which has none)?
+ */
+bool
+mt_catalog_id_exists(int64 id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	MtSavedUser saved;
+	bool		found;
+
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(mt_catalog_has_restore() ?
+							  "SELECT 1 FROM materialized_table_internal.mt_table WHERE id = $1" :
+							  "SELECT 1 FROM materialized_table_internal.mt_table "
+							  "WHERE relid::pg_catalog.oid::pg_catalog.int8 = $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the materialized table catalog");
+	found = SPI_processed > 0;
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	return found;
+}
+
 static const char *
 catalog_columns(int natts)
 {

@@ -167,3 +167,32 @@ mt_grant_hidden_object(Oid relid, Oid hidden, bool write)
 	mt_hidden_grant_to_owner(hidden, mt_table_owner(relid), write);
 	mt_as_extension_owner_end(&saved);
 }
+
+/*
+ * mt_hidden_claimed
+ *		Does a materialized table of this database own rel, a relation of
+ *		the internal schema: its query view, state or derived view (named
+ *		for the table's id), or a restore marker?  A copy that Citus makes
+ *		on a worker node of a coordinator's query view (a view over its
+ *		distributed tables) belongs to none there.
+ */
+bool
+mt_hidden_claimed(Oid rel)
+{
+	static const char *const prefixes[] = {"query_", "state_", "derived_"};
+	char	   *name = get_rel_name(rel);
+	int64		id = -1;
+
+	if (name == NULL || mt_marker_is(rel))
+		return true;
+	for (int i = 0; i < lengthof(prefixes); i++)
+	{
+		size_t		len = strlen(prefixes[i]);
+
+		if (strncmp(name, prefixes[i], len) == 0 && name[len] != '\0' &&
+			strspn(name + len, "0123456789") == strlen(name + len))
+			id = strtoi64(name + len, NULL, 10);
+	}
+	/* a name of another form: not one the catalog could disown */
+	return id < 0 || mt_catalog_id_exists(id);
+}

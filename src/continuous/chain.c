@@ -78,33 +78,54 @@ struct MtRowFeed
 	bool		any;
 };
 
+#define MT_CHAIN_READERS_SQL \
+	"WITH RECURSIVE readers(relid) AS (" \
+	"  SELECT $1 " \
+	"  UNION " \
+	"  SELECT r.ev_class FROM pg_catalog.pg_depend d " \
+	"    JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass " \
+	"         AND d.objid = r.oid " \
+	"    JOIN readers ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass " \
+	"         AND d.refobjid = readers.relid " \
+	"   WHERE r.ev_class <> readers.relid) " \
+	"SELECT t.relid::pg_catalog.oid FROM materialized_table_internal.mt_table t " \
+	"  JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid"
+
 /*
- * mt_chain_readers
- *		The CONTINUOUS tables whose query reads relid (directly or through
- *		views).
+ * The CONTINUOUS tables whose query reads relid (directly or through
+ * views): those the worker has taken up, or all.
  */
-List *
-mt_chain_readers(Oid relid)
+static List *
+readers(Oid relid, bool taken_up)
 {
 	List	   *result;
 	MtSavedUser saved;
 
 	mt_as_extension_owner_begin(&saved);
-	result = mt_spi_oids("WITH RECURSIVE readers(relid) AS ("
-						 "  SELECT $1 "
-						 "  UNION "
-						 "  SELECT r.ev_class FROM pg_catalog.pg_depend d "
-						 "    JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
-						 "         AND d.objid = r.oid "
-						 "    JOIN readers ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-						 "         AND d.refobjid = readers.relid "
-						 "   WHERE r.ev_class <> readers.relid) "
-						 "SELECT t.relid::pg_catalog.oid FROM materialized_table_internal.mt_table t "
-						 "  JOIN materialized_table_internal.continuous_state c ON c.relid = t.relid::pg_catalog.oid "
-						 " WHERE c.synced AND t.query_view::pg_catalog.oid IN (SELECT relid FROM readers)",
+	result = mt_spi_oids(taken_up ?
+						 MT_CHAIN_READERS_SQL " WHERE c.synced AND t.query_view::pg_catalog.oid IN (SELECT relid FROM readers)" :
+						 MT_CHAIN_READERS_SQL " WHERE t.query_view::pg_catalog.oid IN (SELECT relid FROM readers)",
 						 relid);
 	mt_as_extension_owner_end(&saved);
 	return result;
+}
+
+/*
+ * mt_chain_readers
+ *		The CONTINUOUS tables whose query reads relid (directly or through
+ *		views), once the worker has taken them up.
+ */
+List *
+mt_chain_readers(Oid relid)
+{
+	return readers(relid, true);
+}
+
+/* Does a CONTINUOUS table, taken up or not yet, read relid? */
+bool
+mt_chain_read_by_continuous(Oid relid)
+{
+	return readers(relid, false) != NIL;
 }
 
 /* Does a CONTINUOUS table read table relid? */

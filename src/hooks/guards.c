@@ -34,6 +34,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/dependents.h"
+#include "mt/catalog/hidden_objects.h"
 #include "mt/commands/commands.h"
 #include "mt/continuous/continuous.h"
 #include "mt/hooks/guards.h"
@@ -42,6 +43,7 @@
 #include "mt/refresh/partitions.h"
 #include "mt/lifecycle/pipeline.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/utils/citus.h"
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
 
@@ -218,6 +220,9 @@ check_hidden(RangeVar *rv)
 	relid = RangeVarGetRelid(rv, NoLock, true);
 	if (!OidIsValid(relid) || get_rel_namespace(relid) != mt_internal_namespace() ||
 		OidIsValid(getExtensionOfObject(RelationRelationId, relid)))
+		return;
+	/* Citus's copy, on a worker node, of a coordinator's query view */
+	if (mt_citus_installed() && !mt_hidden_claimed(relid))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -110,6 +110,8 @@ extern Jsonb *mt_options_to_jsonb(List *options);
 extern bool mt_catalog_has_restore(void);
 extern int64 mt_catalog_new_id(void);
 extern int64 mt_catalog_id(Oid relid);
+/* is id the id of a materialized table of the catalog? */
+extern bool mt_catalog_id_exists(int64 id);
 extern char *mt_catalog_definition(Oid relid);
 extern void mt_catalog_sync_marker(MtTable *mt);
 /* a hidden object of table relid by its prefix (marker.h); InvalidOid if none */

@@ -15,5 +15,7 @@ extern void mt_hidden_grant_to_owner(Oid rel, Oid owner, bool write);
 extern void mt_grant_hidden_object(Oid relid, Oid hidden, bool write);
 /* after a change of relid's owner */
 extern void mt_sync_hidden_privileges(Oid relid);
+/* does a materialized table of this database own rel, of the internal schema? */
+extern bool mt_hidden_claimed(Oid rel);
 
 #endif							/* MT_CATALOG_HIDDEN_OBJECTS_H */

@@ -23,6 +23,7 @@ typedef MtRowFeed MtChainFeed;
 
 extern List *mt_chain_readers(Oid relid);
 extern bool mt_chain_has_downstream(Oid relid);
+extern bool mt_chain_read_by_continuous(Oid relid);
 extern MtChainFeed *mt_chain_begin(MtTable *mt, TupleDesc desc);
 extern void mt_chain_row(MtChainFeed *feed, HeapTuple tuple, int sign);
 extern void mt_chain_everything(MtChainFeed *feed);

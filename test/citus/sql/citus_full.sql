@@ -199,6 +199,24 @@ SELECT materialized_table.execute($$
     AS SELECT region, manager FROM cit.regions $$);
 SELECT table_name, refresh_mode, maintenance FROM materialized_table.materialized_tables
  WHERE table_name::text = 'managers';
+-- a table that a CONTINUOUS table follows cannot be distributed (its
+-- changes would go to shards the worker does not follow); once nothing
+-- CONTINUOUS reads it, it can
+SELECT create_distributed_table('regions', 'region');
+SELECT create_reference_table('regions');
+SELECT count(*) AS in_citus FROM pg_dist_partition WHERE logicalrelid = 'regions'::regclass;
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE cit.managers');
+SELECT create_reference_table('regions');
+SELECT count(*) AS in_citus FROM pg_dist_partition WHERE logicalrelid = 'regions'::regclass;
+-- a FULL table reading it goes on (Citus copies its query view, a view of
+-- regions, to the workers, where no materialized table owns it)
+UPDATE regions SET manager = 'new' WHERE region = 'r1';
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE cit.region_totals REFRESH');
+SELECT mismatches('region_totals');
+SELECT manager FROM region_totals WHERE region = 'r1';
+-- while on the coordinator, where region_totals owns it, that view stays guarded
+SELECT format('ALTER VIEW %s RENAME TO renamed', query_view::regclass)
+  FROM materialized_table_internal.mt_table WHERE relid = 'cit.region_totals'::regclass \gexec
 
 DROP SCHEMA cit CASCADE;
 SELECT count(*) AS left_in_citus FROM pg_dist_partition WHERE logicalrelid::text LIKE 'cit.%';
