@@ -45,6 +45,24 @@ if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
     failed=1
 fi
 
+# the README's Citus examples (its sql blocks whose first line is "-- on a
+# Citus coordinator"), run as written
+awk '/^```sql$/ { on = 1; first = 1; next }
+     /^```/ { on = 0 }
+     on && first { first = 0; if ($0 != "-- on a Citus coordinator") { on = 0; next } }
+     on' README.md >"$DIR/readme_citus.sql"
+if [ -s "$DIR/readme_citus.sql" ]; then
+    if "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR/coord" -p "$PORT" -U postgres \
+            -d contrib_regression -c "SET materialized_table.scheduled_refreshes = off" \
+            -f "$DIR/readme_citus.sql" -c "SET client_min_messages = warning" \
+            -c "DROP SCHEMA shop CASCADE" >/dev/null; then
+        echo "ok     readme ($(grep -c 'create_distributed_table\|CREATE MATERIALIZED' "$DIR/readme_citus.sql") statements of the README's Citus examples)"
+    else
+        echo "FAILED readme (the README's Citus examples)"
+        failed=1
+    fi
+fi
+
 # the scripts: nodes killed, shards moved (each leaves the cluster running)
 for t in test/citus/*.sh; do
     [ "$(basename "$t")" = run.sh ] && continue
