@@ -299,7 +299,7 @@ if env -u PGHOST -u PGPORT -u PGDATABASE MT_CITUS_PORT=$((PORT + 11)) MT_CITUS_D
         grep '^skip: ' "$CITUS_LOG"
         record citus "SKIPPED (no Citus)"
     else
-        grep -E 'tests passed|^citus: ' "$CITUS_LOG"
+        grep -E 'tests passed|^ok |^FAILED |^citus: ' "$CITUS_LOG"
         record citus PASS
     fi
 else
