@@ -34,6 +34,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -583,6 +584,7 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 		use = palloc0(sizeof(MtSourceUse));
 		use->relid = rte->relid;
 		use->inh = rte->inh;
+		use->rtindex = rtindex;
 		use->family = list_length(a->uses);
 		{
 			Relation	rel = table_open(rte->relid, AccessShareLock);
@@ -645,6 +647,108 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 		}
 	}
 	return any_keyed;
+}
+
+/* The keyed use of the query's relation at rtindex, if it has one. */
+static MtSourceUse *
+keyed_use_at(MtAnalysis *a, int rtindex)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->rtindex == rtindex && !use->full && use->lookup_sql == NULL)
+			return use;
+	}
+	return NULL;
+}
+
+/*
+ * The SQL of a lookup: the keyed use's columns of the rows of its relation
+ * whose column attno has one of the values $1 (text[], as decoding gives
+ * them).  NULL if the column's type has no array type.
+ */
+static char *
+lookup_sql(MtSourceUse *keyed, AttrNumber attno)
+{
+	Oid			type = get_atttype(keyed->relid, attno);
+	Oid			arraytype = get_array_type(type);
+	StringInfoData cols;
+	ListCell   *lc;
+
+	if (!OidIsValid(arraytype))
+		return NULL;
+	initStringInfo(&cols);
+	foreach(lc, keyed->attnums)
+		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
+						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
+	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s = ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
+					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
+					quote_identifier(get_attname(keyed->relid, attno, false)),
+					mt_type_sql(arraytype, -1));
+}
+
+/*
+ * A KEYS query's sources whose changes name no key (so far: any change
+ * recomputed the table) but that an inner join's equality ties to another
+ * source whose changes do: a changed row names the keys of that source's
+ * rows with its value of the column, looked up when the table is applied.
+ * (The other source's rows are as the lookup finds them: one that changed
+ * too names its own old and new keys.)  Such a source must be decoded
+ * whole: one that is not is asked for REPLICA IDENTITY FULL
+ * (identity_wanted) and its changes recompute the table until it has it.
+ */
+static void
+add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	if (q->setOperations)
+		return;
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		int			natts;
+
+		if (!use->full || use->rtindex == 0 || g->nullable[use->rtindex])
+			continue;
+		{
+			Relation	rel = table_open(use->relid, AccessShareLock);
+
+			natts = RelationGetNumberOfAttributes(rel);
+			table_close(rel, AccessShareLock);
+		}
+		for (AttrNumber attno = 1; attno <= natts && use->full; attno++)
+		{
+			MtVarRef	start = {use->rtindex, attno};
+			ListCell   *lr;
+
+			foreach(lr, mt_reachable(g, start))
+			{
+				MtVarRef   *v = lfirst(lr);
+				MtSourceUse *keyed;
+				char	   *sql;
+
+				if (v->varno == use->rtindex || g->nullable[v->varno] ||
+					(keyed = keyed_use_at(a, v->varno)) == NULL ||
+					get_atttype(keyed->relid, v->attno) != get_atttype(use->relid, attno) ||
+					(sql = lookup_sql(keyed, v->attno)) == NULL)
+					continue;
+				if (!identity_full(use->relid, use->inh))
+				{
+					a->identity_wanted = list_append_unique_oid(a->identity_wanted, use->relid);
+					break;
+				}
+				use->full = false;
+				use->attnums = list_make1_int(attno);
+				use->lookup_sql = sql;
+				use->lookup_family = keyed->family;
+				break;
+			}
+		}
+	}
 }
 
 static MtAnalysis *
@@ -752,12 +856,25 @@ analyze_query_view(Oid viewid, Oid relid)
 		a->strategy = MT_STRATEGY_KEYS;
 		a->reason = psprintf("rows are recomputed for the changed values of %s",
 							 mt_name_list_text(a->keys));
+		add_lookups(&g, q, a);
 	}
 	foreach(lc, a->uses)
 	{
 		MtSourceUse *use = lfirst(lc);
 
-		if (use->full && !mt_analysis_is_side(a, use->relid) && !list_member_oid(told, use->relid))
+		if (use->lookup_sql && !list_member_oid(told, use->relid))
+		{
+			MtSourceUse *keyed = list_nth(a->uses, use->lookup_family);
+
+			/* (another use of it may still recompute the table: said once) */
+			if (relid_read_whole(a, use->relid))
+				continue;
+			a->reason = psprintf("%s; a change of %s recomputes the rows of the %s rows it joins (by %s)",
+								 a->reason, get_rel_name(use->relid), get_rel_name(keyed->relid),
+								 get_attname(use->relid, linitial_int(use->attnums), false));
+			told = lappend_oid(told, use->relid);
+		}
+		else if (use->full && !mt_analysis_is_side(a, use->relid) && !list_member_oid(told, use->relid))
 		{
 			a->reason = psprintf("%s; a change of %s recomputes the whole table",
 								 a->reason, get_rel_name(use->relid));

@@ -28,6 +28,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/continuous/cycle_int.h"
+#include "mt/utils/extension.h"
 
 /* a keys pass over fewer keys is not a measure of the cost per key */
 #define MIN_MEASURED_KEYS		200
@@ -144,6 +145,87 @@ mt_cont_recompute_groups(ContTable *t, List *groups)
  * ---------------------------------------------------------------------
  */
 
+/* a lookup use's value of a key tuple, for values (NULL joins nothing) */
+static List *
+lookup_value(List *values, MtStringKey *key, MtSourceUse *use)
+{
+	if (key->tag == use->family && key->n == 1 && key->values[0] != NULL)
+		values = lappend(values, key->values[0]);
+	return values;
+}
+
+/*
+ * The keys that the values of lookup uses name (see MtSourceUse): the
+ * keyed use's columns of the rows the lookup finds, as key tuples of that
+ * use's family.  Read now, as the table's owner.
+ */
+static List *
+looked_up_keys(ContTable *t, List *logged)
+{
+	List	   *result = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	ListCell   *lu;
+
+	foreach(lu, t->analysis->uses)
+	{
+		MtSourceUse *use = lfirst(lu);
+		List	   *values = NIL;
+		HASH_SEQ_STATUS status;
+		KeyEntry   *e;
+		ListCell   *lc;
+		Datum	   *elems;
+		int			n = 0;
+		Oid			argtypes[1] = {TEXTARRAYOID};
+		Datum		args[1];
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
+
+		if (use->lookup_sql == NULL)
+			continue;
+		if (t->keys)
+		{
+			hash_seq_init(&status, t->keys);
+			while ((e = hash_seq_search(&status)) != NULL)
+				values = lookup_value(values, &e->key, use);
+		}
+		foreach(lc, logged)
+			values = lookup_value(values, &((KeyEntry *) lfirst(lc))->key, use);
+		if (values == NIL)
+			continue;
+		elems = palloc(sizeof(Datum) * list_length(values));
+		foreach(lc, values)
+			elems[n++] = CStringGetTextDatum(lfirst(lc));
+		args[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+
+		mt_run_as_owner_begin(t->analysis->owner, &save_userid, &save_sec, &save_nestlevel);
+		SPI_connect();
+		if (SPI_execute_with_args(use->lookup_sql, 1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up the keys of \"%s\"", get_rel_name(t->relid));
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			e = palloc0(sizeof(KeyEntry));
+			e->key.tag = use->lookup_family;
+			e->key.n = desc->natts;
+			e->key.values = palloc(sizeof(char *) * (desc->natts + 1));
+			for (int i = 0; i < desc->natts; i++)
+			{
+				char	   *v = SPI_getvalue(SPI_tuptable->vals[r], desc, i + 1);
+
+				e->key.values[i] = v ? pstrdup(v) : NULL;
+			}
+			result = lappend(result, e);
+			MemoryContextSwitchTo(spi);
+		}
+		SPI_finish();
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+	}
+	return result;
+}
+
 /* Keys written by the batch or kept earlier, as the engine's filter. */
 static List *
 keys_filter(ContTable *t, List *logged)
@@ -151,6 +233,7 @@ keys_filter(ContTable *t, List *logged)
 	List	   *families = NIL;
 	ListCell   *lu;
 
+	logged = list_concat(list_copy(logged), looked_up_keys(t, logged));
 	foreach(lu, t->analysis->uses)
 	{
 		MtSourceUse *use = lfirst(lu);
@@ -162,7 +245,8 @@ keys_filter(ContTable *t, List *logged)
 		int			i;
 		bool		any = false;
 
-		if (use->full)
+		/* (a lookup use's values became its keyed use's keys) */
+		if (use->full || use->lookup_sql)
 			continue;
 		family = palloc0(sizeof(MtFilterFamily));
 		i = 0;

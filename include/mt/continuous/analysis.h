@@ -54,6 +54,17 @@ typedef struct MtSourceUse
 	List	   *attnums;		/* int: source columns ... */
 	List	   *key_columns;	/* String: ... and the result columns they give */
 	bool		in_subquery;	/* read in a subquery correlated on the keys */
+	int			rtindex;		/* its place in the query's range table, 0
+								 * for one read in a subquery or a branch */
+	/*
+	 * A use whose column attnums (one) names no key but equals, by a join,
+	 * a column of another source that a keyed use reads: a changed row
+	 * names the keys of that source's rows with its value.  lookup_sql
+	 * reads them ($1: text[] of the values), in the columns of the keyed
+	 * use of family lookup_family.
+	 */
+	char	   *lookup_sql;
+	int			lookup_family;
 } MtSourceUse;
 
 typedef enum MtAggKind

@@ -1,0 +1,127 @@
+-- Keys through a join: a source whose changed rows name no key of the
+-- result, but that an inner join's equality ties to a source whose rows
+-- do (TPC-H Q16: partsupp joined to part, grouped by part's columns),
+-- recomputes the rows of the keys of the rows it joins, looked up when the
+-- table is applied, not the whole table.  Controls: a source joined only
+-- to a source that names no key either, and one on the nullable side of
+-- an outer join, still recompute.  Each step is checked against the query,
+-- and checked to have been applied by keys (refresh_history.strategy).
+--
+-- Not wrapped in a transaction: the worker only sees committed data.  The
+-- file cleans up after itself.
+\set schema tap_lk
+\ir ../lib/tap_helpers.sql
+SET search_path = tap_lk, public;
+
+CREATE TABLE brand (id int PRIMARY KEY, label text NOT NULL);
+CREATE TABLE part (partkey int PRIMARY KEY, name text NOT NULL, brand int NOT NULL, size int NOT NULL);
+CREATE TABLE supply (partkey int NOT NULL, suppkey int NOT NULL, cost numeric(8,2) NOT NULL,
+                     PRIMARY KEY (partkey, suppkey));
+INSERT INTO brand SELECT i, 'brand ' || (i % 4) FROM generate_series(0, 9) i;
+INSERT INTO part SELECT i, 'part ' || i, i % 10, i % 7 FROM generate_series(1, 2000) i;
+INSERT INTO supply SELECT 1 + i % 2000, i, (i * 7) % 101 FROM generate_series(1, 8000) i;
+ANALYZE brand, part, supply;
+
+-- the strategies of a table's cycles since the mark
+CREATE TEMP TABLE mark (at timestamptz);
+CREATE FUNCTION cycles_since(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg(DISTINCT h.strategy, ','), '')
+      FROM materialized_table.refresh_history h
+     WHERE h.table_name = to_regclass(t) AND h.trigger = 'CONTINUOUS'
+       AND h.started_at > (SELECT at FROM mark) AND h.status = 'SUCCEEDED' $$;
+CREATE PROCEDURE step(sql text) LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM mark;
+    INSERT INTO mark VALUES (clock_timestamp());
+    COMMIT;
+    EXECUTE sql;
+    COMMIT;
+END $$;
+
+SELECT plan(24);
+
+-- Q16's shape: suppliers per brand and size (count(DISTINCT ...) is kept by keys)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.suppliers FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.brand, p.size, count(DISTINCT s.suppkey) AS suppliers
+      FROM tap_lk.supply s JOIN tap_lk.part p ON p.partkey = s.partkey
+     GROUP BY p.brand, p.size$$) \g /dev/null
+-- a select-project-join: the parts that have a dear supply
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.dear FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT DISTINCT p.name, p.size
+      FROM tap_lk.part p JOIN tap_lk.supply s ON s.partkey = p.partkey
+     WHERE s.cost > 95$$) \g /dev/null
+-- controls: grouped by brand's label, part names no key either (it joins
+-- brand by id), so supply has nothing to look up through; supply on the
+-- nullable side of an outer join
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.by_label FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT b.label, count(DISTINCT s.suppkey) AS suppliers
+      FROM tap_lk.supply s JOIN tap_lk.part p ON p.partkey = s.partkey
+      JOIN tap_lk.brand b ON b.id = p.brand
+     GROUP BY b.label$$) \g /dev/null
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.with_supply FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.size, count(DISTINCT s.suppkey) AS suppliers
+      FROM tap_lk.part p LEFT JOIN tap_lk.supply s ON s.partkey = p.partkey AND s.cost > 50
+     GROUP BY p.size$$) \g /dev/null
+
+SELECT isnt(wait_for($$SELECT bool_and(s.synced)
+                          FROM materialized_table_internal.continuous_state s
+                          JOIN pg_class c ON c.oid = s.relid
+                         WHERE c.relnamespace = 'tap_lk'::regnamespace
+                        HAVING count(*) = 4$$, 30), NULL,
+            'the worker takes the tables up');
+SELECT is(relreplident::text, 'f', 'the joined source got REPLICA IDENTITY FULL')
+  FROM pg_class WHERE oid = 'tap_lk.supply'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the rows of the part rows it joins \(by partkey\)',
+               'suppliers: supply''s changes name the keys of the parts they join')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.suppliers'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the rows of the part rows it joins',
+               'dear: so do they in a select-project-join')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.dear'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'by_label (control): nothing to look up through, supply recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.by_label'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'with_supply (control): an outer join''s nullable side recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.with_supply'::regclass;
+
+-- supplies dearer and cheaper
+CALL step($$UPDATE tap_lk.supply SET cost = cost + 50 WHERE suppkey IN (7, 15, 2007);
+            UPDATE tap_lk.supply SET cost = 1 WHERE cost > 99$$);
+SELECT isnt(converged(20), NULL, 'costs changed: converged');
+SELECT is(mismatches('suppliers'), 0::bigint, 'suppliers equals its query');
+SELECT is(mismatches('dear'), 0::bigint, 'dear equals its query');
+SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys, not a recompute');
+SELECT is(cycles_since('tap_lk.dear'), 'KEYS', 'dear: by keys, not a recompute');
+SELECT is(cycles_since('tap_lk.by_label'), 'FULL', 'by_label (control): recomputed');
+
+-- supplies deleted, new ones (one of a new supplier), one moved to another part
+CALL step($$DELETE FROM tap_lk.supply WHERE suppkey IN (3, 4003);
+            INSERT INTO tap_lk.supply VALUES (11, 90001, 0.5), (12, 90002, 99), (2000, 90003, 96);
+            UPDATE tap_lk.supply SET partkey = 13 WHERE suppkey = 14$$);
+SELECT isnt(converged(20), NULL, 'supplies deleted, added and moved: converged');
+SELECT is(mismatches('suppliers'), 0::bigint, 'suppliers equals its query');
+SELECT is(mismatches('dear'), 0::bigint, 'dear equals its query');
+SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys');
+SELECT is(cycles_since('tap_lk.dear'), 'KEYS', 'dear: by keys');
+SELECT is(cycles_since('tap_lk.with_supply'), 'FULL', 'with_supply (control): recomputed');
+
+-- a part changes brand and size in the same transaction as its supplies:
+-- its own change names its old and new groups, the supplies' the new ones
+CALL step($$UPDATE tap_lk.part SET brand = 3, size = 6 WHERE partkey = 21;
+            INSERT INTO tap_lk.supply VALUES (21, 90004, 97);
+            DELETE FROM tap_lk.supply WHERE partkey = 22$$);
+SELECT isnt(converged(20), NULL, 'a part and its supplies changed together: converged');
+SELECT is(mismatches('suppliers'), 0::bigint, 'suppliers equals its query');
+SELECT is(mismatches('dear'), 0::bigint, 'dear equals its query');
+SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys');
+SELECT is(mismatches('by_label') + mismatches('with_supply'), 0::bigint, 'the controls equal their queries');
+SELECT is(failed_cycles(), 0::bigint, 'no cycle failed');
+
+SELECT * FROM finish();
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_lk.' || t) FROM unnest(ARRAY['suppliers', 'dear', 'by_label', 'with_supply']) t \g /dev/null
+RESET search_path;
+DROP SCHEMA tap_lk CASCADE;
