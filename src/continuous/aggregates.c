@@ -12,6 +12,16 @@
  * expression by the group's column: sum(price * (1 - discount)) / count(*)
  * needs nothing but the sums and counts.
  *
+ * Extrema.  Of min(x) and max(x) the state keeps the extremum itself (and
+ * the number of non-NULL arguments), under the ordering of the aggregate's
+ * sort operator, which must be its type's default B-tree ordering (the
+ * state's SQL compares by least() and greatest(), which use it).  An added
+ * value is folded in by comparison; a removed one strictly beyond the kept
+ * extremum changes nothing, and a removed one that is not (it may have
+ * been the extremum) makes its group be re-read from the sources
+ * (continuous/deltas_state.c).  A nondeterministic collation, whose equal
+ * values may differ, is left to the other strategies.
+ *
  * Display scales.  A numeric sum is shown with the largest display scale
  * among the values summed, which a running total cannot know once values
  * go away.  When the argument's scale can be told from the query -- a
@@ -23,10 +33,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/nbtree.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -36,6 +50,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 
 #include "mt/continuous/aggregates.h"
 #include "mt/utils/sql.h"
@@ -220,10 +235,47 @@ filtered(Expr *filter, Expr *value)
 }
 
 /*
+ * Can min(x) or max(x) (agg, whose argument is of type argtype) be kept
+ * by comparison?  Its sort operator must be the default B-tree ordering of
+ * the type (the state's least() and greatest() use that one), the type
+ * must have an array type (the values travel in arrays), and a collation
+ * deterministic.  Fills the comparison and the collation.
+ */
+static bool
+extremum_kept(Aggref *agg, Oid argtype, MtDeltaAgg *d)
+{
+	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(agg->aggfnoid));
+	Oid			sortop;
+	Oid			opfamily;
+	Oid			opcintype;
+	Oid			opclass;
+	int16		strategy;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	sortop = ((Form_pg_aggregate) GETSTRUCT(tup))->aggsortop;
+	ReleaseSysCache(tup);
+	if (!OidIsValid(sortop) ||
+		!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) ||
+		strategy != (d->kind == MT_AGG_MIN ? BTLessStrategyNumber : BTGreaterStrategyNumber))
+		return false;
+	opclass = GetDefaultOpClass(argtype, BTREE_AM_OID);
+	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily ||
+		!OidIsValid(get_array_type(argtype)))
+		return false;
+	if (OidIsValid(agg->inputcollid) && !get_collation_isdeterministic(agg->inputcollid))
+		return false;
+	d->cmp_proc = get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC);
+	d->collation = agg->inputcollid;
+	d->sum_type = argtype;
+	return OidIsValid(d->cmp_proc);
+}
+
+/*
  * mt_delta_agg
- *		Fill d from a count(*), count(x), sum(x) or avg(x) of the query's
- *		level, with or without FILTER (an ORDER BY inside changes none of
- *		them); false for any other aggregate.
+ *		Fill d from a count(*), count(x), sum(x), avg(x), min(x) or max(x)
+ *		of the query's level, with or without FILTER (an ORDER BY inside
+ *		changes none of them); false for any other aggregate.
  */
 bool
 mt_delta_agg(Aggref *agg, MtDeltaAgg *d)
@@ -285,6 +337,16 @@ mt_delta_agg(Aggref *agg, MtDeltaAgg *d)
 			return false;
 		d->sum_type = NUMERICOID;
 		d->kind = MT_AGG_AVG;
+	}
+	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
+	{
+		d->kind = strcmp(name, "min") == 0 ? MT_AGG_MIN : MT_AGG_MAX;
+		if (!extremum_kept(agg, argtype, d))
+			return false;
+		if (agg->aggfilter)
+			arg = filtered(agg->aggfilter, arg);
+		d->arg = copyObject(arg);
+		return true;
 	}
 	else
 		return false;
@@ -544,6 +606,29 @@ shown_sum(MtDeltaAgg *d, int i)
 	return psprintf("pg_catalog.round(%s, %s)", mt_sum_column(i), scale.data);
 }
 
+/*
+ * mt_delta_collate_sql
+ *		" COLLATE <the extremum's collation>", qualified, or "" for an
+ *		aggregate that has none.
+ */
+char *
+mt_delta_collate_sql(MtDeltaAgg *d)
+{
+	HeapTuple	tup;
+	char	   *sql;
+
+	if ((d->kind != MT_AGG_MIN && d->kind != MT_AGG_MAX) || !OidIsValid(d->collation))
+		return "";
+	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(d->collation));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for collation %u", d->collation);
+	sql = psprintf(" COLLATE %s",
+				   quote_qualified_identifier(get_namespace_name(((Form_pg_collation) GETSTRUCT(tup))->collnamespace),
+											  NameStr(((Form_pg_collation) GETSTRUCT(tup))->collname)));
+	ReleaseSysCache(tup);
+	return sql;
+}
+
 /* An aggregate's value from the state's columns. */
 static char *
 agg_value_sql(MtDeltaAgg *d, int i)
@@ -552,6 +637,11 @@ agg_value_sql(MtDeltaAgg *d, int i)
 
 	switch (d->kind)
 	{
+		case MT_AGG_MIN:
+		case MT_AGG_MAX:
+			/* the extremum kept, NULL when there are no values */
+			return psprintf("(%s)::%s%s", mt_sum_column(i),
+							format_type_be_qualified(d->agg_type), mt_delta_collate_sql(d));
 		case MT_AGG_COUNT_STAR:
 			value = "__mt_rows";
 			break;

@@ -791,6 +791,8 @@ analyze_query_view(Oid viewid, Oid relid)
 		a->strategy = MT_STRATEGY_DELTAS;
 		a->in_place = OidIsValid(relid) && mt_deltas_in_place_possible(a, relid, viewid);
 		kept = a->in_place ? "count and sum per group are adjusted in the table's own rows" :
+			a->extrema && a->group_exprs == NIL ? "count, sum, avg, min and max of all rows are kept and adjusted" :
+			a->extrema ? "count, sum, avg, min and max per group are kept and adjusted" :
 			a->group_exprs == NIL ? "count, sum and avg of all rows are kept and adjusted" :
 			"count, sum and avg per group are kept and adjusted";
 		foreach(lc, a->uses)
@@ -818,9 +820,18 @@ analyze_query_view(Oid viewid, Oid relid)
 			foreach(lc, a->aggs)
 				if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
 					a->fold_while_decoding = false;
+
+			/*
+			 * A group re-read as of a snapshot must leave out the changes
+			 * that snapshot saw, which are told apart by transaction: the
+			 * rows are kept until the table is applied
+			 */
 			a->reason = psprintf("%s by each changed row %s", kept,
+								 a->extrema ? "when the table is applied" :
 								 a->fold_while_decoding ? "as it is decoded" :
 								 "when the table is applied (its WHERE clause, a group expression or an aggregate's argument may raise an error)");
+			if (a->extrema)
+				a->fold_while_decoding = false;
 		}
 		else
 		{
@@ -839,14 +850,18 @@ analyze_query_view(Oid viewid, Oid relid)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
 		}
+		if (a->extrema)
+			a->reason = psprintf("%s; %s", a->reason, a->group_exprs == NIL ?
+								 "the table is recomputed when a changed row removes the value of a min or max" :
+								 "a group is re-read from the sources when a changed row removes the value of its min or max");
 		if (a->topk)
 			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
 								 a->reason);
 	}
 	else if (q->limitCount || q->limitOffset)
-		return mt_full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum and avg that deltas maintain)");
+		return mt_full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum, avg, min and max that deltas maintain)");
 	else if (q->hasAggs && q->groupClause == NIL)
-		return mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum and avg, or not over inner joins of tables)");
+		return mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum, avg, min and max, or not over inner joins of tables)");
 	else if (!any_keyed && q->hasWindowFuncs)
 		return mt_full_analysis(viewid, q, "no result column is in the PARTITION BY of every window function, so no change names the rows it affects");
 	else if (!any_keyed)

@@ -108,7 +108,8 @@ mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
 
 		if (d->kind == MT_AGG_COUNT_STAR)
 			counted = true;
-		if (d->kind == MT_AGG_AVG || d->output == NULL || d->scales != NIL)
+		if (d->kind == MT_AGG_AVG || d->kind == MT_AGG_MIN || d->kind == MT_AGG_MAX ||
+			d->output == NULL || d->scales != NIL)
 			return false;
 		if (d->kind != MT_AGG_SUM)
 			continue;
@@ -542,6 +543,8 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 			d->arg_relid = rt_fetch(var->varno, q->rtable)->relid;
 			d->arg_attnum = var->varattno;
 		}
+		if (d->kind == MT_AGG_MIN || d->kind == MT_AGG_MAX)
+			a->extrema = true;
 	}
 
 	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
@@ -552,6 +555,14 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 			return false;
 	a->delta_source = rte->relid;
 	a->delta_join = list_length(rtindexes) > 1;
+
+	/*
+	 * A materialized table's changes come logged with its refreshes, not
+	 * decoded by transaction: a group re-read for its min or max could not
+	 * leave out those its snapshot saw
+	 */
+	if (a->extrema && mt_is_materialized_table(a->delta_source))
+		return false;
 	rows = rows_query(q, group_tles, a);
 	a->rows_sql = mt_query_text(rows);
 	if (a->delta_join)
@@ -564,7 +575,14 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 		return true;
 	}
 
-	/* one source: evaluated on (and deparsed for) its changed rows alone */
+	/*
+	 * one source: evaluated on (and deparsed for) its changed rows alone;
+	 * with extrema, its changed rows go through the rows query as a join's
+	 * do, which leaves out the groups re-read as of a later snapshot
+	 * (group baselines, see Baselines in continuous/cycle.c)
+	 */
+	if (a->extrema)
+		a->changes_sql = changes_sql(rows, rtindex);
 	a->delta_quals = copyObject(q->jointree->quals);
 	ChangeVarNodes((Node *) a->group_exprs, rtindex, 1, 0);
 	ChangeVarNodes(a->delta_quals, rtindex, 1, 0);

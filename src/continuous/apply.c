@@ -93,14 +93,22 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 	{
 		MtDeltaSet *set = mt_cont_batch_deltas(t, st->pending_since != 0, sides);
 		bool		whole;
+		List	   *reread;
+		int64		nreread;
 
 		if (sides)
 			PopActiveSnapshot();
 		sides = false;
 
-		req.filter = mt_deltas_apply(set, &whole);
-		/* a NaN or an infinity summed: recomputed in full, below */
+		req.filter = mt_deltas_apply(set, &whole, &reread, &nreread);
+		/*
+		 * a NaN or an infinity summed, or a global min or max removed:
+		 * recomputed in full, below
+		 */
 		full = mt_deltas_inexact(set);
+		/* groups whose min or max may be gone: re-read with those named */
+		named = list_concat(named, reread);
+		nkeys += nreread;
 		if (!full && named != NIL)
 		{
 			start = GetCurrentTimestamp();

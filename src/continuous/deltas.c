@@ -98,7 +98,8 @@ mt_deltas_state_desc(Oid relid)
  * query of the analysis, as r), in the state's column order after the
  * group columns: the row count, then per aggregate the sum of its argument
  * and the number of non-NULL arguments (count(*) keeps none: its count is
- * the row count).  Over adjustment rows (sign 0 in mt_deltas_add_joined),
+ * the row count; min and max keep the extremum in place of the sum).  Over
+ * adjustment rows (sign 0 in mt_deltas_add_joined),
  * each an update that changed only columns read as sums, set to new minus
  * old: those sums, and no rows or counts.
  */
@@ -122,6 +123,18 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 			 bms_is_member(d->arg_attnum, a->sum_only_columns)) :
 			(d->kind == MT_AGG_SUM || d->kind == MT_AGG_AVG);
 
+		if (d->kind == MT_AGG_MIN || d->kind == MT_AGG_MAX)
+		{
+			/* the extremum itself, of the argument's type */
+			if (adjustments)
+				appendStringInfo(&buf, ", NULL::%s, 0::pg_catalog.int8",
+								 format_type_be_qualified(d->sum_type));
+			else
+				appendStringInfo(&buf, ", pg_catalog.%s(%s%s), pg_catalog.count(%s)",
+								 d->kind == MT_AGG_MIN ? "min" : "max", arg,
+								 mt_delta_collate_sql(d), arg);
+			continue;
+		}
 		if (summed)
 			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0)", arg, sum_type);
 		else
@@ -197,6 +210,28 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 			exprType(lfirst(lc)) == NUMERICOID && exprTypmod(lfirst(lc)) < 0;
 	set->buckets = mt_string_key_create("materialized_table delta groups", 256,
 										sizeof(DeltaGroupEntry), set->context);
+	set->ext = palloc0(sizeof(ExtremumType) * (set->nagg + 1));
+	foreach(lc, a->aggs)
+	{
+		MtDeltaAgg *d = lfirst(lc);
+		ExtremumType *e = &set->ext[foreach_current_index(lc)];
+		Oid			func;
+		bool		varlena;
+
+		if (d->kind != MT_AGG_MIN && d->kind != MT_AGG_MAX)
+			continue;
+		e->is_extremum = true;
+		e->dir = d->kind == MT_AGG_MIN ? 1 : -1;
+		fmgr_info(d->cmp_proc, &e->cmp);
+		e->collation = d->collation;
+		e->type = d->sum_type;
+		get_typlenbyval(e->type, &e->typlen, &e->typbyval);
+		getTypeInputInfo(e->type, &func, &e->ioparam);
+		fmgr_info(func, &e->in);
+		getTypeOutputInfo(e->type, &func, &varlena);
+		fmgr_info(func, &e->out);
+		set->next++;
+	}
 	if (a->delta_join)
 	{
 		/* rows come through the join, in SQL (mt_deltas_add_joined) */
@@ -259,9 +294,12 @@ numeric_zero(void)
 	return DirectFunctionCall1(int8_numeric, Int64GetDatum(0));
 }
 
-/* The group of these values, created (with zero adjustments) if new. */
+/*
+ * The group of these values: NULL if the set has none and create is
+ * false, else created (with zero adjustments) if new.
+ */
 static DeltaGroup *
-find_group(MtDeltaSet *set, char **values)
+group_of(MtDeltaSet *set, char **values, bool create)
 {
 	DeltaGroupEntry *entry;
 	MtStringKey probe;
@@ -286,9 +324,11 @@ find_group(MtDeltaSet *set, char **values)
 	probe.tag = 0;
 	probe.n = set->ngroup;
 	probe.values = keys;
-	entry = hash_search(set->buckets, &probe, HASH_ENTER, &found);
+	entry = hash_search(set->buckets, &probe, create ? HASH_ENTER : HASH_FIND, &found);
 	if (found)
 		return entry->group;
+	if (!create)
+		return NULL;
 	old = MemoryContextSwitchTo(set->context);
 	g = palloc0(sizeof(DeltaGroup));
 	g->values = palloc(sizeof(char *) * (set->ngroup + 1));
@@ -303,11 +343,79 @@ find_group(MtDeltaSet *set, char **values)
 	g->sc = palloc0(sizeof(int64) * (set->nsc + 1));
 	for (i = 0; i < set->nagg; i++)
 		g->sums[i] = numeric_zero();
+	if (set->next > 0)
+	{
+		g->added = palloc0(sizeof(Datum) * set->nagg);
+		g->has_added = palloc0(sizeof(bool) * set->nagg);
+		g->removed = palloc0(sizeof(Datum) * set->nagg);
+		g->has_removed = palloc0(sizeof(bool) * set->nagg);
+	}
 	entry->key.values = g->keys;	/* the same strings, the set's own */
 	entry->group = g;
 	set->groups = lappend(set->groups, g);
 	MemoryContextSwitchTo(old);
 	return g;
+}
+
+static DeltaGroup *
+find_group(MtDeltaSet *set, char **values)
+{
+	return group_of(set, values, true);
+}
+
+/*
+ * mt_deltas_lookup_group
+ *		The set's group of these values (group columns as text), or NULL.
+ */
+DeltaGroup *
+mt_deltas_lookup_group(MtDeltaSet *set, char **values)
+{
+	return group_of(set, values, false);
+}
+
+/* -1, 0 or 1 as value is before, at or beyond kept in the extremum's order */
+static int
+extremum_order(MtDeltaSet *set, int agg, Datum value, Datum kept)
+{
+	ExtremumType *e = &set->ext[agg];
+	int32		c = DatumGetInt32(FunctionCall2Coll(&e->cmp, e->collation, value, kept));
+
+	return e->dir * ((c > 0) - (c < 0));
+}
+
+/*
+ * mt_deltas_beyond
+ *		Is value strictly beyond kept, in the order of extremum agg (greater
+ *		for a min, less for a max)?  Then removing it leaves kept the
+ *		extremum.
+ */
+bool
+mt_deltas_beyond(MtDeltaSet *set, int agg, Datum value, Datum kept)
+{
+	return extremum_order(set, agg, value, kept) > 0;
+}
+
+/*
+ * Fold a non-NULL value added to (or removed from) a group into the most
+ * extreme one added (removed) so far, as the aggregate would: a min keeps
+ * the least.  The value is copied into the set's memory.
+ */
+static void
+fold_extremum(MtDeltaSet *set, DeltaGroup *g, int agg, Datum value, bool removed)
+{
+	ExtremumType *e = &set->ext[agg];
+	Datum	   *kept = removed ? &g->removed[agg] : &g->added[agg];
+	bool	   *has = removed ? &g->has_removed[agg] : &g->has_added[agg];
+	MemoryContext old;
+
+	if (*has && extremum_order(set, agg, value, *kept) >= 0)
+		return;
+	old = MemoryContextSwitchTo(set->context);
+	if (*has && !e->typbyval)
+		pfree(DatumGetPointer(*kept));
+	*kept = datumCopy(value, e->typbyval, e->typlen);
+	*has = true;
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -424,6 +532,11 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 		g->nn[i] += sign;
 		if (d->kind == MT_AGG_COUNT)
 			continue;
+		if (set->ext[i].is_extremum)
+		{
+			fold_extremum(set, g, i, v, sign < 0);
+			continue;
+		}
 		v = to_numeric(v, set->argtypes[i]);
 		count_scale(set, g, i, v, sign);
 		add_to_sum(set, g, i, v, sign);
@@ -527,13 +640,21 @@ mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids
 		g->rows += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 1, &isnull));
 		for (i = 0; i < set->nagg; i++)
 		{
-			Datum		sum = SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &isnull);
+			bool		no_value;
+			Datum		sum = SPI_getbinval(tup, rdesc, set->ngroup + 2 + 2 * i, &no_value);
 
+			g->nn[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
+															 &isnull));
+			if (set->ext[i].is_extremum)
+			{
+				/* the term's rows are added (factor 1) or taken away (-1) */
+				if (!no_value)
+					fold_extremum(set, g, i, sum, factor < 0);
+				continue;
+			}
 			if (numeric_is_nan(DatumGetNumeric(sum)) || numeric_is_inf(DatumGetNumeric(sum)))
 				set->inexact = true;
 			add_to_sum(set, g, i, sum, factor);
-			g->nn[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc, set->ngroup + 3 + 2 * i,
-															 &isnull));
 		}
 		for (i = 0; i < set->nsc; i++)
 			g->sc[i] += factor * DatumGetInt64(SPI_getbinval(tup, rdesc,
@@ -570,10 +691,22 @@ mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 					   sign == 0 ? 1 : sign, sign == 0, exclude);
 }
 
+/* A logged extremum (text, NULL for none) folded into a group. */
+static void
+fold_logged_extremum(MtDeltaSet *set, DeltaGroup *g, int agg, char *text, bool removed)
+{
+	ExtremumType *e = &set->ext[agg];
+
+	if (text != NULL)
+		fold_extremum(set, g, agg, InputFunctionCall(&e->in, text, e->ioparam, -1), removed);
+}
+
 /*
  * mt_deltas_add_logged
  *		Adjustments kept in change_deltas: keys as text, deltas as text
- *		(rows, then sum and count of each aggregate).
+ *		(rows, then sum and count of each aggregate -- of an extremum, the
+ *		most extreme value added, or NULL, in place of the sum -- then the
+ *		scale counts, then each extremum's most extreme value removed).
  */
 void
 mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
@@ -582,6 +715,7 @@ mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
 	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
 	DeltaGroup *g;
 	int			i;
+	int			next = 0;
 
 	for (i = 0; i < set->ngroup; i++)
 		values[i] = list_nth(keys, i);
@@ -589,6 +723,14 @@ mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas)
 	g->rows += pg_strtoint64(list_nth(deltas, 0));
 	for (i = 0; i < set->nagg; i++)
 	{
+		if (set->ext[i].is_extremum)
+		{
+			fold_logged_extremum(set, g, i, list_nth(deltas, 1 + 2 * i), false);
+			fold_logged_extremum(set, g, i,
+								 list_nth(deltas, 1 + 2 * set->nagg + set->nsc + next++), true);
+			g->nn[i] += pg_strtoint64(list_nth(deltas, 2 + 2 * i));
+			continue;
+		}
 		add_to_sum(set, g, i, DirectFunctionCall3(numeric_in,
 												  CStringGetDatum(list_nth(deltas, 1 + 2 * i)),
 												  ObjectIdGetDatum(InvalidOid),
@@ -620,7 +762,15 @@ mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src)
 		for (i = 0; i < set->nagg; i++)
 		{
 			g->nn[i] += s->nn[i];
-			add_to_sum(set, g, i, s->sums[i], 1);
+			if (!set->ext[i].is_extremum)
+				add_to_sum(set, g, i, s->sums[i], 1);
+			else
+			{
+				if (s->has_added[i])
+					fold_extremum(set, g, i, s->added[i], false);
+				if (s->has_removed[i])
+					fold_extremum(set, g, i, s->removed[i], true);
+			}
 		}
 		for (i = 0; i < set->nsc; i++)
 			g->sc[i] += s->sc[i];
@@ -663,11 +813,14 @@ mt_deltas_log(MtDeltaSet *set)
 		DeltaGroup *g = lfirst(lc);
 		Datum	   *keys = palloc(sizeof(Datum) * (set->ngroup + 1));
 		bool	   *knulls = palloc(sizeof(bool) * (set->ngroup + 1));
-		Datum	   *deltas = palloc(sizeof(Datum) * (1 + 2 * set->nagg + set->nsc));
+		int			ndeltas = 1 + 2 * set->nagg + set->nsc + set->next;
+		Datum	   *deltas = palloc(sizeof(Datum) * ndeltas);
+		bool	   *dnulls = palloc0(sizeof(bool) * ndeltas);
 		Datum		values[3];
 		int			dims[1];
 		int			lbs[1] = {1};
 		int			i;
+		int			next = 0;
 
 		for (i = 0; i < set->ngroup; i++)
 		{
@@ -677,8 +830,22 @@ mt_deltas_log(MtDeltaSet *set)
 		deltas[0] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->rows));
 		for (i = 0; i < set->nagg; i++)
 		{
-			deltas[1 + 2 * i] = CStringGetTextDatum(mt_deltas_numeric_text(g->sums[i]));
 			deltas[2 + 2 * i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->nn[i]));
+			if (!set->ext[i].is_extremum)
+			{
+				deltas[1 + 2 * i] = CStringGetTextDatum(mt_deltas_numeric_text(g->sums[i]));
+				continue;
+			}
+			/* (see mt_deltas_add_logged) */
+			dnulls[1 + 2 * i] = !g->has_added[i];
+			if (g->has_added[i])
+				deltas[1 + 2 * i] = CStringGetTextDatum(OutputFunctionCall(&set->ext[i].out,
+																		   g->added[i]));
+			dnulls[ndeltas - set->next + next] = !g->has_removed[i];
+			if (g->has_removed[i])
+				deltas[ndeltas - set->next + next] =
+					CStringGetTextDatum(OutputFunctionCall(&set->ext[i].out, g->removed[i]));
+			next++;
 		}
 		for (i = 0; i < set->nsc; i++)
 			deltas[1 + 2 * set->nagg + i] = CStringGetTextDatum(psprintf(INT64_FORMAT, g->sc[i]));
@@ -686,8 +853,9 @@ mt_deltas_log(MtDeltaSet *set)
 		dims[0] = set->ngroup;
 		values[1] = PointerGetDatum(construct_md_array(keys, knulls, 1, dims, lbs, TEXTOID,
 													   -1, false, TYPALIGN_INT));
-		values[2] = PointerGetDatum(construct_array(deltas, 1 + 2 * set->nagg + set->nsc,
-													TEXTOID, -1, false, TYPALIGN_INT));
+		dims[0] = ndeltas;
+		values[2] = PointerGetDatum(construct_md_array(deltas, dnulls, 1, dims, lbs, TEXTOID,
+													   -1, false, TYPALIGN_INT));
 		if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not keep the adjustments of \"%s\"", get_rel_name(set->relid));
 	}
@@ -722,12 +890,23 @@ group_family(MtDeltaSet *set, bool rowwise)
 List *
 mt_deltas_touched_groups(MtDeltaSet *set)
 {
+	return mt_deltas_groups_filter(set, set->groups);
+}
+
+/*
+ * mt_deltas_groups_filter
+ *		Some groups of the set (DeltaGroup), as a filter (see
+ *		mt_deltas_touched_groups).
+ */
+List *
+mt_deltas_groups_filter(MtDeltaSet *set, List *groups)
+{
 	MtFilterFamily *rows = group_family(set, set->ngroup > 1);
 	List	   *filter = list_make1(rows);
 	ListCell   *lg;
 	int			i;
 
-	foreach(lg, set->groups)
+	foreach(lg, groups)
 	{
 		DeltaGroup *g = lfirst(lg);
 		MtFilterFamily *family = rows;

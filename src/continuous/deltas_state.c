@@ -8,7 +8,8 @@
  * creates and drops them, rebuilds the state from the sources (all of it
  * or some groups), and adds the adjustments of a set (continuous/deltas.c)
  * to it, returning the groups touched, which the table is then refreshed
- * for from the derived view.
+ * for from the derived view, and those whose min or max a removed value
+ * may have been, which the caller re-reads (mt_deltas_rebuild_state).
  *
  *-------------------------------------------------------------------------
  */
@@ -94,8 +95,13 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 		MtDeltaAgg *d = lfirst(lc);
 		int			i = foreach_current_index(lc);
 
-		appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", mt_sum_column(i),
-						 format_type_be_qualified(d->sum_type), mt_nn_column(i));
+		if (d->kind == MT_AGG_MIN || d->kind == MT_AGG_MAX)
+			appendStringInfo(&cols, ", %s %s%s, %s bigint NOT NULL", mt_sum_column(i),
+							 format_type_be_qualified(d->sum_type), mt_delta_collate_sql(d),
+							 mt_nn_column(i));
+		else
+			appendStringInfo(&cols, ", %s %s NOT NULL, %s bigint NOT NULL", mt_sum_column(i),
+							 format_type_be_qualified(d->sum_type), mt_nn_column(i));
 	}
 	foreach(lc, a->aggs)
 		for (int j = 0; j < mt_delta_nscales(lfirst(lc)); j++)
@@ -314,6 +320,126 @@ column_array(List *groups, int ngroup, int col, bool keys, int agg, bool sums)
 											  TYPALIGN_INT));
 }
 
+/* An array of an extremum's most extreme values added to the groups. */
+static Datum
+extremum_array(MtDeltaSet *set, int agg, Oid *arraytype)
+{
+	ExtremumType *e = &set->ext[agg];
+	int			n = list_length(set->groups);
+	Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
+	bool	   *nulls = palloc(sizeof(bool) * (n + 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	ListCell   *lc;
+
+	foreach(lc, set->groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+		int			i = foreach_current_index(lc);
+
+		nulls[i] = !g->has_added[agg];
+		elems[i] = g->added[agg];
+	}
+	get_typlenbyvalalign(e->type, &typlen, &typbyval, &typalign);
+	*arraytype = get_array_type(e->type);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, e->type, typlen,
+											  typbyval, typalign));
+}
+
+/*
+ * The groups a removed value of an extremum was not strictly beyond the
+ * kept extremum of (it may have been the extremum, or one of its equals),
+ * as the state holds them before the set is added (DeltaGroup.reread
+ * set): their extremum is not known without reading their rows.  A group
+ * the state does not hold had no rows: what was removed was added in the
+ * same set, and it is re-read too.  Their number in *n.
+ */
+static List *
+groups_to_reread(MtDeltaSet *set, const char *state, int64 *n)
+{
+	List	   *candidates = NIL;
+	List	   *filter = NIL;
+	TupleDesc	desc;
+	Oid		   *types;
+	Datum	   *values;
+	ParamListInfo params;
+	int			nparams;
+	StringInfoData sql;
+	ListCell   *lc;
+	uint64		r;
+
+	*n = 0;
+	foreach(lc, set->groups)
+	{
+		DeltaGroup *g = lfirst(lc);
+
+		g->reread = false;
+		for (int i = 0; i < set->nagg && !g->reread; i++)
+			g->reread = set->ext[i].is_extremum && g->has_removed[i];
+		if (g->reread)
+			candidates = lappend(candidates, g);
+	}
+	if (candidates == NIL)
+		return NIL;
+
+	desc = mt_deltas_state_desc(set->relid);
+	if (set->ngroup > 0)
+		filter = mt_deltas_groups_filter(set, candidates);
+	nparams = mt_filter_params(filter, desc, &types, &values, &params);
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	foreach(lc, set->a->group_outputs)
+		appendStringInfo(&sql, "s.%s, ", quote_identifier(lfirst(lc)));
+	for (int i = 0; i < set->nagg; i++)
+		if (set->ext[i].is_extremum)
+			appendStringInfo(&sql, "s.%s, ", mt_sum_column(i));
+	appendStringInfo(&sql, "true FROM %s s", state);
+	if (filter != NIL)
+		appendStringInfo(&sql, " WHERE %s", mt_filter_condition(filter, "s", desc, types, 0));
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql.data, nparams, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the state of \"%s\"", get_rel_name(set->relid));
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	rdesc = SPI_tuptable->tupdesc;
+		char	  **keys = palloc(sizeof(char *) * (set->ngroup + 1));
+		DeltaGroup *g;
+		int			col = set->ngroup;
+
+		for (int k = 0; k < set->ngroup; k++)
+			keys[k] = SPI_getvalue(tup, rdesc, k + 1);
+		g = mt_deltas_lookup_group(set, keys);
+		if (g == NULL)
+			continue;
+		/* (one that removed nothing stays false) */
+		g->reread = false;
+		for (int i = 0; i < set->nagg; i++)
+		{
+			bool		isnull;
+			Datum		kept;
+
+			if (!set->ext[i].is_extremum)
+				continue;
+			kept = SPI_getbinval(tup, rdesc, ++col, &isnull);
+			if (g->has_removed[i] &&
+				(isnull || !mt_deltas_beyond(set, i, g->removed[i], kept)))
+				g->reread = true;
+		}
+	}
+	SPI_finish();
+
+	foreach(lc, candidates)
+		if (!((DeltaGroup *) lfirst(lc))->reread)
+			candidates = foreach_delete_current(candidates, lc);
+	*n = list_length(candidates);
+	return candidates;
+}
+
 /* An int8[] of one scale count of the groups. */
 static Datum
 scale_count_array(List *groups, int sc)
@@ -332,10 +458,14 @@ scale_count_array(List *groups, int sc)
  *		Add the adjustments to the state; return the filter of the groups
  *		they touched, for refreshing the table from the derived view, or
  *		set *whole when the table's one row is to be (a global aggregate).
- *		A sum that is NaN or infinite now makes the set inexact.
+ *		A sum that is NaN or infinite now makes the set inexact.  The
+ *		groups whose min or max may be gone (groups_to_reread) are in
+ *		*reread, a filter (their number in *nreread), for the caller to
+ *		re-read from the sources; of a global aggregate, they make the set
+ *		inexact (its one row is the whole table).
  */
 List *
-mt_deltas_apply(MtDeltaSet *set, bool *whole)
+mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread)
 {
 	MtAnalysis *a = set->a;
 	MtTable    *mt = mt_catalog_lookup(set->relid, false);
@@ -355,11 +485,14 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 	ListCell   *lc;
 	int			p = 0;
 	int			i;
+	List	   *rereads = NIL;
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
 
 	*whole = false;
+	*reread = NIL;
+	*nreread = 0;
 	if (set->groups == NIL)
 		return NIL;
 	view = table_open(mt->query_view, AccessShareLock);
@@ -400,6 +533,25 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 	{
 		MtDeltaAgg *d = lfirst(lc);
 
+		if (set->ext[i].is_extremum)
+		{
+			/* the most extreme value added, compared with the kept one */
+			appendStringInfo(&cols, ", %s, %s", mt_sum_column(i), mt_nn_column(i));
+			appendStringInfo(&unnest, ", pg_catalog.unnest($%d), pg_catalog.unnest($%d::pg_catalog.text[])",
+							 p + 1, p + 2);
+			appendStringInfo(&names, ", s%d, n%d", i, i);
+			appendStringInfo(&casts, ", u.s%d, u.n%d::pg_catalog.int8", i, i);
+			appendStringInfo(&sets, ", %s = %s(s.%s, EXCLUDED.%s), %s = s.%s + EXCLUDED.%s",
+							 mt_sum_column(i), d->kind == MT_AGG_MIN ? "LEAST" : "GREATEST",
+							 mt_sum_column(i), mt_sum_column(i),
+							 mt_nn_column(i), mt_nn_column(i), mt_nn_column(i));
+			values[p] = extremum_array(set, i, &types[p]);
+			p++;
+			types[p] = TEXTARRAYOID;
+			values[p++] = column_array(set->groups, set->ngroup, 0, false, i, false);
+			i++;
+			continue;
+		}
 		appendStringInfo(&cols, ", %s, %s", mt_sum_column(i), mt_nn_column(i));
 		appendStringInfo(&unnest, ", pg_catalog.unnest($%d::pg_catalog.text[]), pg_catalog.unnest($%d::pg_catalog.text[])",
 						 p + 1, p + 2);
@@ -440,6 +592,9 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 
 	/* the casts to the group columns' types are the owner's (a domain's checks) */
 	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
+	/* (read before the adjustments change the extrema) */
+	if (set->next > 0)
+		rereads = groups_to_reread(set, state, nreread);
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s (%s) SELECT %s FROM ROWS FROM (%s) AS u(%s) "
@@ -485,8 +640,12 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole)
 	if (set->ngroup == 0)
 	{
 		*whole = true;
+		if (rereads != NIL)
+			set->inexact = true;
 		return NIL;
 	}
+	if (rereads != NIL)
+		*reread = mt_deltas_groups_filter(set, rereads);
 	return mt_deltas_touched_groups(set);
 }
 

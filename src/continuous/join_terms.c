@@ -291,8 +291,14 @@ mt_cont_batch_deltas(ContTable *t, bool with_logged, bool sides)
 	mt_deltas_set_exact(set, sides);
 	if (t->folded)
 		mt_deltas_merge(set, t->folded);
-	else if (t->analysis->delta_join)
+	else if (t->analysis->delta_join || t->analysis->extrema)
+	{
+		/*
+		 * (one source with a min or max too: its groups re-read as of a
+		 * snapshot leave out the changes that snapshot saw)
+		 */
 		add_joined_changes(t, set, sides);
+	}
 	else
 		foreach(lc, t->changes)
 		{

@@ -522,7 +522,7 @@ class Gen:
         return self.core_group(1, having=0.0, window=True)
 
     # --- what the DELTAS engine maintains ---------------------------------------------
-    # count, sum and avg (of columns and expressions, with FILTER), expressions
+    # count, sum, avg, min and max (of columns and expressions, with FILTER), expressions
     # over them, HAVING, grouped by columns or expressions or by nothing, over
     # one source or a fact joined with dimensions by their keys (one of them
     # read twice).  Now and then an aggregate or a group it does not keep, so
@@ -560,10 +560,23 @@ class Gen:
         elif x < 0.32:
             f, k = f"count({r.choice(cols).expr})", "int"
             tags.add("agg:count")
-        elif x < 0.7:
+        elif x < 0.6:
             a, k = self.delta_arg(cols, tags)
             f, k = f"sum({a})", k
             tags.add("agg:sum")
+        elif x < 0.78:
+            # of any ordered column (text under the default collation, and
+            # now and then "C"), or an expression: kept by comparison, a
+            # group re-read when its extremum goes
+            c = r.choice([c for c in cols if c.kind != "bool"])
+            e, k = c.expr, c.kind
+            if k == "text" and self.chance(0.3):
+                e = f'{e} COLLATE "C"'
+                tags.add("agg:collate")
+            elif k in NUMERIC_KINDS and self.chance(0.3):
+                e, k = self.delta_arg(cols, tags)
+            f = f"{r.choice(['min', 'max'])}({e})"
+            tags.add("agg:minmax")
         elif x < 0.94:
             a, _ = self.delta_arg(cols, tags)
             f, k = f"avg({a})", "num"
@@ -595,6 +608,7 @@ class Gen:
             (f"coalesce(sum({a}), 0) + count(*)", "num"),
             ("CASE WHEN count(*) > 2 THEN 'many' ELSE 'few' END", "text"),
             (f"sum({a}) FILTER (WHERE {self.atom(cols)}) - sum({r.choice(num).expr})", "num"),
+            (f"coalesce(max({a}), 0) - coalesce(min({a}), 0)", "num"),
         ])
 
     def delta_having(self, cols, tags):
@@ -604,7 +618,8 @@ class Gen:
         return " HAVING " + r.choice([
             "count(*) > 1", "count(*) >= 3", f"sum({a}) > 2", f"avg({a}) < 3",
             f"count(*) FILTER (WHERE {self.atom(cols)}) >= 1", f"count(*) > 1 AND sum({a}) <> 0",
-            f"max({a}) > 1",            # one the engine does not keep
+            f"max({a}) > 1", f"min({r.choice(cols).expr}) IS NULL",
+            f"string_agg({r.choice(cols).expr}::text, ',') IS NULL",   # one the engine does not keep
         ])
 
     def delta_group_keys(self, cols, tags):

@@ -28,6 +28,14 @@ CREATE MATERIALIZED TABLE load.free_sums FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.minmax FRESHNESS = INTERVAL '1' SECOND AS
   SELECT grp, min(balance) AS lo, max(balance) AS hi, string_agg(id::text, ',' ORDER BY id) AS ids
   FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.minmax_deltas FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp, min(balance) AS lo, max(balance) AS hi, min(free) AS lo_free, count(*) AS n
+  FROM load.accounts GROUP BY grp;
+CREATE MATERIALIZED TABLE load.minmax_global FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT min(balance) AS lo, max(free) AS hi, count(*) AS n FROM load.accounts;
+CREATE MATERIALIZED TABLE load.minmax_join FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.region, min(o.amount) AS lo, max(o.ds) AS last_ds, count(*) AS n
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY c.region;
 CREATE MATERIALIZED TABLE load.joinagg FRESHNESS = INTERVAL '1' SECOND AS
   SELECT o.ds, c.region, count(*) AS n, sum(o.amount) AS total
   FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY o.ds, c.region;

@@ -18,7 +18,7 @@ CREATE PROCEDURE come_and_go(n int) LANGUAGE plpgsql AS $$
 DECLARE
     queries text[] := ARRAY[
         'SELECT grp, count(*) AS n, sum(v) AS total FROM tap_cd.src GROUP BY grp',
-        'SELECT grp, max(v) AS top FROM tap_cd.src GROUP BY grp',
+        'SELECT grp, count(DISTINCT v) AS kinds FROM tap_cd.src GROUP BY grp',
         'SELECT id, v FROM tap_cd.src WHERE v > 90',
         'SELECT count(*) AS n FROM tap_cd.src'];
 BEGIN
@@ -39,7 +39,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_cd.stay FRESHNESS = INTERVAL '1' SECOND AS
     SELECT grp, count(*) AS n, sum(v) AS total FROM tap_cd.src GROUP BY grp;
   CREATE MATERIALIZED TABLE tap_cd.stay_keys FRESHNESS = INTERVAL '1' SECOND AS
-    SELECT grp, min(v) AS low FROM tap_cd.src GROUP BY grp$$) \g /dev/null
+    SELECT grp, count(DISTINCT v) AS kinds FROM tap_cd.src GROUP BY grp$$) \g /dev/null
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state$$, 20),
             NULL, 'the worker takes the tables up');
 CREATE TEMP TABLE worker AS SELECT worker_pid() AS pid;
@@ -56,7 +56,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_cd.kept_deltas FRESHNESS = INTERVAL '1' SECOND AS
     SELECT grp, count(*) AS n FROM tap_cd.src GROUP BY grp;
   CREATE MATERIALIZED TABLE tap_cd.kept_keys FRESHNESS = INTERVAL '1' SECOND AS
-    SELECT grp, max(v) AS top FROM tap_cd.src GROUP BY grp$$) \g /dev/null
+    SELECT grp, count(DISTINCT v) AS kinds FROM tap_cd.src GROUP BY grp$$) \g /dev/null
 SELECT pg_sleep(1) \g /dev/null
 SELECT materialized_table.execute('ALTER MATERIALIZED TABLE tap_cd.kept_deltas SUSPEND; ALTER MATERIALIZED TABLE tap_cd.kept_keys SUSPEND') \g /dev/null
 SELECT isnt(wait_for($$SELECT EXISTS (SELECT FROM materialized_table_internal.change_keys WHERE relid = 'tap_cd.kept_keys'::regclass)

@@ -24,6 +24,7 @@ extern char *mt_sum_column(int agg);
 extern char *mt_nn_column(int agg);
 extern char *mt_scale_column(int agg, int scale);
 extern int	mt_delta_nscales(MtDeltaAgg *d);
+extern char *mt_delta_collate_sql(MtDeltaAgg *d);
 extern char *mt_delta_derived_sql(MtAnalysis *a, const char *state);
 
 #endif							/* MT_CONTINUOUS_AGGREGATES_H */

@@ -13,7 +13,8 @@
  *				recomputed from the query.  Idempotent.
  *	  DELTAS	aggregates over one table or inner joins, grouped by result
  *				columns (plain or expressions) or global, whose aggregates
- *				are count, sum and avg of exact types, with FILTER, read
+ *				are count, sum and avg of exact types, min and max (a group
+ *				whose extremum is removed is re-read), with FILTER, read
  *				anywhere in the result's expressions and HAVING (see
  *				continuous/aggregates.c): per-group counters kept in a
  *				hidden state table are adjusted by the changed rows of
@@ -72,20 +73,25 @@ typedef enum MtAggKind
 	MT_AGG_COUNT_STAR,
 	MT_AGG_COUNT,
 	MT_AGG_SUM,
-	MT_AGG_AVG
+	MT_AGG_AVG,
+	MT_AGG_MIN,
+	MT_AGG_MAX
 } MtAggKind;
 
 /*
- * An aggregate maintained by deltas: count(*), count(x), sum(x) or avg(x),
- * its FILTER folded into its argument (count(*) FILTER (WHERE c) is
- * count(CASE WHEN c THEN true END)).
+ * An aggregate maintained by deltas: count(*), count(x), sum(x), avg(x),
+ * min(x) or max(x), its FILTER folded into its argument (count(*) FILTER
+ * (WHERE c) is count(CASE WHEN c THEN true END)).  Of min and max (the
+ * extrema) the state keeps the value itself in place of a sum: see
+ * continuous/aggregates.c.
  */
 typedef struct MtDeltaAgg
 {
 	MtAggKind	kind;
 	Expr	   *arg;			/* NULL for count(*); over the source row
 								 * unless delta_join */
-	Oid			sum_type;		/* type of the kept sum */
+	Oid			sum_type;		/* type of the kept sum (of an extremum: the
+								 * argument's) */
 	Oid			agg_type;		/* the aggregate's result type */
 	List	   *scales;			/* int: for a numeric argument of no
 								 * declared scale, the display scales its
@@ -94,6 +100,9 @@ typedef struct MtDeltaAgg
 	Oid			output_type;
 	Oid			arg_relid;		/* the argument is this table's column ... */
 	AttrNumber	arg_attnum;		/* ... or InvalidAttrNumber */
+	Oid			cmp_proc;		/* of an extremum: the B-tree comparison of
+								 * its ordering ... */
+	Oid			collation;		/* ... under this collation */
 } MtDeltaAgg;
 
 /* A result column of a DELTAS table, computed from its group's state. */
@@ -164,6 +173,8 @@ typedef struct MtAnalysis
 										 * adjustments as they are decoded */
 	bool		in_place;		/* a new pipeline makes the table's own rows
 								 * its state (mt/continuous/deltas.h) */
+	bool		extrema;		/* a min or a max among aggs: a group whose
+								 * extremum a change removes is re-read */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);

@@ -9,7 +9,8 @@
  *
  *	  state_<oid>	one row per group: the group's columns, its row count
  *					(__mt_rows) and, per aggregate, the sum of its argument
- *					(__mt_sum_<n>, 0 when all are NULL) and the number of
+ *					(__mt_sum_<n>, 0 when all are NULL; of a min or max, the
+ *					extremum, NULL when all are) and the number of
  *					non-NULL arguments (__mt_nn_<n>)
  *	  derived_<oid>	the table's query computed from the state: the refresh
  *					engine reads it instead of the query view
@@ -57,7 +58,7 @@ extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
 extern void mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src);
 extern int64 mt_deltas_ngroups(MtDeltaSet *set);
 extern void mt_deltas_log(MtDeltaSet *set);
-extern List *mt_deltas_apply(MtDeltaSet *set, bool *whole);
+extern List *mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread);
 extern bool mt_deltas_inexact(MtDeltaSet *set);
 extern bool mt_deltas_has_state(Oid relid);
 extern bool mt_deltas_saw_null_sum(MtDeltaSet *set);

@@ -28,7 +28,28 @@ typedef struct DeltaGroup
 	int64	   *nn;
 	int64	   *sc;				/* values per display scale (see
 								 * continuous/aggregates.c), all aggregates' */
+	/* per extremum (min or max): the most extreme value added, removed */
+	Datum	   *added;
+	bool	   *has_added;
+	Datum	   *removed;
+	bool	   *has_removed;
+	bool		reread;			/* its extremum may be gone: re-read it */
 } DeltaGroup;
+
+/* How a set compares and carries the values of an extremum. */
+typedef struct ExtremumType
+{
+	bool		is_extremum;	/* false for the other aggregates */
+	int			dir;			/* 1: min, -1: max */
+	FmgrInfo	cmp;			/* the B-tree comparison */
+	Oid			collation;
+	Oid			type;
+	int16		typlen;
+	bool		typbyval;
+	FmgrInfo	in;				/* text, for change_deltas */
+	Oid			ioparam;
+	FmgrInfo	out;
+} ExtremumType;
 
 struct MtDeltaSet
 {
@@ -41,7 +62,10 @@ struct MtDeltaSet
 	int		   *sc_first;		/* per aggregate, its first one */
 	bool	   *group_numeric;	/* group columns whose text is normalized */
 	bool		inexact;		/* a NaN or an infinity was summed, or a
-								 * value of an unforeseen scale */
+								 * value of an unforeseen scale; or a global
+								 * aggregate's extremum may be gone */
+	ExtremumType *ext;			/* per aggregate */
+	int			next;			/* how many are extrema */
 	MemoryContext context;
 	MemoryContext scratch;		/* for one addition */
 	/* evaluation over source rows */
@@ -66,5 +90,8 @@ extern char *mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, boo
 extern char *mt_deltas_group_by_positions(int ngroup);
 extern char *mt_deltas_numeric_text(Datum n);
 extern List *mt_deltas_touched_groups(MtDeltaSet *set);
+extern List *mt_deltas_groups_filter(MtDeltaSet *set, List *groups);
+extern DeltaGroup *mt_deltas_lookup_group(MtDeltaSet *set, char **values);
+extern bool mt_deltas_beyond(MtDeltaSet *set, int agg, Datum value, Datum kept);
 
 #endif							/* MT_CONTINUOUS_DELTAS_INT_H */
