@@ -649,6 +649,18 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 	return any_keyed;
 }
 
+/* Does the column compare by a deterministic collation, if any? */
+static bool
+deterministic_column(Oid relid, AttrNumber attno)
+{
+	Oid			collation;
+	Oid			type;
+	int32		typmod;
+
+	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
+	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+}
+
 /* The keyed use of the query's relation at rtindex, if it has one. */
 static MtSourceUse *
 keyed_use_at(MtAnalysis *a, int rtindex)
@@ -684,10 +696,10 @@ lookup_sql(MtSourceUse *keyed, AttrNumber attno)
 	foreach(lc, keyed->attnums)
 		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
 						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
-	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s = ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
+	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s %s ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
 					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
 					quote_identifier(get_attname(keyed->relid, attno, false)),
-					mt_type_sql(arraytype, -1));
+					mt_equality_sql(type), mt_type_sql(arraytype, -1));
 }
 
 /*
@@ -731,9 +743,12 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 				MtSourceUse *keyed;
 				char	   *sql;
 
+				/* one type, and values equal as the lookup compares them */
 				if (v->varno == use->rtindex || g->nullable[v->varno] ||
 					(keyed = keyed_use_at(a, v->varno)) == NULL ||
 					get_atttype(keyed->relid, v->attno) != get_atttype(use->relid, attno) ||
+					!deterministic_column(use->relid, attno) ||
+					!deterministic_column(keyed->relid, v->attno) ||
 					(sql = lookup_sql(keyed, v->attno)) == NULL)
 					continue;
 				if (!identity_full(use->relid, use->inh))
