@@ -254,7 +254,9 @@ SELECT materialized_table.execute($$
 -- subqueries in expressions (IN, EXISTS, NOT IN, scalar): a change of the
 -- query's own sources names keys; what the subqueries read may change any
 -- row, and recomputes the table, unless the subquery is correlated on a
--- key (k_exists's o, k_scalar_sublink's c: their changes name keys)
+-- key (k_exists's o, k_scalar_sublink's c: their changes name keys) or on
+-- a column of a source that names keys (k_sublink's c: its changes name
+-- the keys of the s rows whose g they match, looked up)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_sublink FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s WHERE g IN (SELECT id FROM cont.c WHERE region = 'region 1');

@@ -211,6 +211,59 @@ relid_read_whole(MtAnalysis *a, Oid relid)
 	return false;
 }
 
+/* Does the column compare by a deterministic collation, if any? */
+static bool
+deterministic_column(Oid relid, AttrNumber attno)
+{
+	Oid			collation;
+	Oid			type;
+	int32		typmod;
+
+	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
+	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+}
+
+/* The keyed use of the query's relation at rtindex, if it has one. */
+static MtSourceUse *
+keyed_use_at(MtAnalysis *a, int rtindex)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->rtindex == rtindex && !use->full && use->lookup_sql == NULL)
+			return use;
+	}
+	return NULL;
+}
+
+/*
+ * The SQL of a lookup: the keyed use's columns of the rows of its relation
+ * whose column attno has one of the values $1 (text[], as decoding gives
+ * them).  NULL if the column's type has no array type.
+ */
+static char *
+lookup_sql(MtSourceUse *keyed, AttrNumber attno)
+{
+	Oid			type = get_atttype(keyed->relid, attno);
+	Oid			arraytype = get_array_type(type);
+	StringInfoData cols;
+	ListCell   *lc;
+
+	if (!OidIsValid(arraytype))
+		return NULL;
+	initStringInfo(&cols);
+	foreach(lc, keyed->attnums)
+		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
+						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
+	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s %s ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
+					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
+					quote_identifier(get_attname(keyed->relid, attno, false)),
+					mt_equality_sql(type), mt_type_sql(arraytype, -1));
+}
+
 /* ---------------------------------------------------------------------
  * Subqueries correlated on a key
  * ---------------------------------------------------------------------
@@ -350,6 +403,30 @@ occurrence_use(List **found, Query *sq, Index rtindex)
 }
 
 /*
+ * A correlation on a column of a keyed source of q that reaches no key
+ * (TPC-H Q4's EXISTS (... l_orderkey = o_orderkey ...), grouped by
+ * o_orderpriority): the occurrence names the keys of that source's rows
+ * with its values, looked up (see add_lookups).  Only in the query itself,
+ * not in a set operation's branch, whose uses are not told apart by
+ * their place.
+ */
+static void
+correlated_lookup(MtAnalysis *a, bool top, MtSourceUse *use, Var *base, AttrNumber attno)
+{
+	MtSourceUse *keyed;
+	char	   *sql;
+
+	if (!top || use->key_columns != NIL || use->lookup_sql != NULL ||
+		(keyed = keyed_use_at(a, base->varno)) == NULL ||
+		!deterministic_column(keyed->relid, base->varattno) ||
+		(sql = lookup_sql(keyed, base->varattno)) == NULL)
+		return;
+	use->attnums = list_make1_int(attno);
+	use->lookup_sql = sql;
+	use->lookup_family = keyed->family;
+}
+
+/*
  * correlated_uses
  *		The sources of q's subqueries whose changes name key values of the
  *		result, as uses (returned: their relids).
@@ -368,7 +445,8 @@ occurrence_use(List **found, Query *sq, Index rtindex)
  * recompute the table until it has it.
  */
 static List *
-correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, MtAnalysis *a)
+correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, MtAnalysis *a,
+				bool top)
 {
 	SublinkScan scan = {0};
 	List	   *found = NIL;	/* CorrelatedUse */
@@ -394,6 +472,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			Var		   *outer;
 			Var		   *ov;
 			Var		   *base;
+			MtSourceUse *use;
 
 			if (!IsA(op, OpExpr) || !keyable_equality(op))
 				continue;
@@ -416,8 +495,9 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			base = mt_base_var(q, (Node *) ov);
 			if (inner == NULL || base == NULL || g->nullable[base->varno])
 				continue;
-			name_keys(g, base, inner->varattno, candidates, candidate_names,
-					  occurrence_use(&found, sq, inner->varno));
+			use = occurrence_use(&found, sq, inner->varno);
+			name_keys(g, base, inner->varattno, candidates, candidate_names, use);
+			correlated_lookup(a, top, use, base, inner->varattno);
 		}
 	}
 
@@ -436,6 +516,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		TargetEntry *tle;
 		Var		   *inner;
 		Var		   *base;
+		MtSourceUse *use;
 
 		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || sl->testexpr == NULL ||
 			!IsA(sl->testexpr, OpExpr))
@@ -456,8 +537,9 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		base = mt_base_var(q, linitial(op->args));
 		if (inner == NULL || base == NULL || g->nullable[base->varno])
 			continue;
-		name_keys(g, base, inner->varattno, candidates, candidate_names,
-				  occurrence_use(&found, sq, inner->varno));
+		use = occurrence_use(&found, sq, inner->varno);
+		name_keys(g, base, inner->varattno, candidates, candidate_names, use);
+		correlated_lookup(a, top, use, base, inner->varattno);
 	}
 
 	/* a relation whose every occurrence in the subqueries names keys */
@@ -477,7 +559,8 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		{
 			CorrelatedUse *cu = lfirst(lr);
 
-			if (cu->use->relid == relid && cu->use->key_columns != NIL)
+			if (cu->use->relid == relid &&
+				(cu->use->key_columns != NIL || cu->use->lookup_sql != NULL))
 			{
 				named++;
 				inh |= cu->use->inh;
@@ -516,7 +599,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
  * those values alone.  Returns whether some use names a key.  g: q's graph.
  */
 static bool
-add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
+add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 {
 	List	   *candidates = NIL;	/* MtVarRef of key candidates, with ... */
 	List	   *candidate_names = NIL;	/* ... their result column names */
@@ -538,7 +621,7 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 			branch.q = rte->subquery;
 			branch.nullable = palloc0(sizeof(bool) * (list_length(rte->subquery->rtable) + 1));
 			mt_walk_jointree(&branch, (Node *) rte->subquery->jointree, false);
-			any_keyed |= add_uses(&branch, rte->subquery, viewid, names, a);
+			any_keyed |= add_uses(&branch, rte->subquery, viewid, names, a, false);
 		}
 		return any_keyed;
 	}
@@ -584,7 +667,7 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 		use = palloc0(sizeof(MtSourceUse));
 		use->relid = rte->relid;
 		use->inh = rte->inh;
-		use->rtindex = rtindex;
+		use->rtindex = top ? rtindex : 0;
 		use->family = list_length(a->uses);
 		{
 			Relation	rel = table_open(rte->relid, AccessShareLock);
@@ -629,7 +712,7 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 	 */
 	if (q->hasSubLinks)
 	{
-		List	   *keyed = correlated_uses(g, q, candidates, candidate_names, a);
+		List	   *keyed = correlated_uses(g, q, candidates, candidate_names, a, top);
 
 		any_keyed |= (keyed != NIL);
 		foreach(lc, mt_sublink_relids(q))
@@ -647,59 +730,6 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a)
 		}
 	}
 	return any_keyed;
-}
-
-/* Does the column compare by a deterministic collation, if any? */
-static bool
-deterministic_column(Oid relid, AttrNumber attno)
-{
-	Oid			collation;
-	Oid			type;
-	int32		typmod;
-
-	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
-	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
-}
-
-/* The keyed use of the query's relation at rtindex, if it has one. */
-static MtSourceUse *
-keyed_use_at(MtAnalysis *a, int rtindex)
-{
-	ListCell   *lc;
-
-	foreach(lc, a->uses)
-	{
-		MtSourceUse *use = lfirst(lc);
-
-		if (use->rtindex == rtindex && !use->full && use->lookup_sql == NULL)
-			return use;
-	}
-	return NULL;
-}
-
-/*
- * The SQL of a lookup: the keyed use's columns of the rows of its relation
- * whose column attno has one of the values $1 (text[], as decoding gives
- * them).  NULL if the column's type has no array type.
- */
-static char *
-lookup_sql(MtSourceUse *keyed, AttrNumber attno)
-{
-	Oid			type = get_atttype(keyed->relid, attno);
-	Oid			arraytype = get_array_type(type);
-	StringInfoData cols;
-	ListCell   *lc;
-
-	if (!OidIsValid(arraytype))
-		return NULL;
-	initStringInfo(&cols);
-	foreach(lc, keyed->attnums)
-		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
-						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
-	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s %s ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
-					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
-					quote_identifier(get_attname(keyed->relid, attno, false)),
-					mt_equality_sql(type), mt_type_sql(arraytype, -1));
 }
 
 /*
@@ -796,7 +826,7 @@ analyze_query_view(Oid viewid, Oid relid)
 	foreach(lc, q->targetList)
 		if (!((TargetEntry *) lfirst(lc))->resjunk)
 			names = lappend(names, ((TargetEntry *) lfirst(lc))->resname);
-	any_keyed = add_uses(&g, q, viewid, names, a);
+	any_keyed = add_uses(&g, q, viewid, names, a, true);
 
 	if (mt_try_deltas(&g, q, a))
 	{
@@ -895,13 +925,19 @@ analyze_query_view(Oid viewid, Oid relid)
 		if (use->lookup_sql && !list_member_oid(told, use->relid))
 		{
 			MtSourceUse *keyed = list_nth(a->uses, use->lookup_family);
+			char	   *column = get_attname(use->relid, linitial_int(use->attnums), false);
 
 			/* (another use of it may still recompute the table: said once) */
 			if (relid_read_whole(a, use->relid))
 				continue;
-			a->reason = psprintf("%s; a change of %s recomputes the rows of the %s rows it joins (by %s)",
-								 a->reason, get_rel_name(use->relid), get_rel_name(keyed->relid),
-								 get_attname(use->relid, linitial_int(use->attnums), false));
+
+			if (use->in_subquery)
+				a->reason = psprintf("%s; a change of %s, read in a subquery correlated with %s, recomputes the rows of the %s rows it names (by %s)",
+									 a->reason, get_rel_name(use->relid), get_rel_name(keyed->relid),
+									 get_rel_name(keyed->relid), column);
+			else
+				a->reason = psprintf("%s; a change of %s recomputes the rows of the %s rows it joins (by %s)",
+									 a->reason, get_rel_name(use->relid), get_rel_name(keyed->relid), column);
 			told = lappend_oid(told, use->relid);
 		}
 		else if (use->full && !mt_analysis_is_side(a, use->relid) && !list_member_oid(told, use->relid))

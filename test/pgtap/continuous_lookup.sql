@@ -2,7 +2,8 @@
 -- result, but that an inner join's equality ties to a source whose rows
 -- do (TPC-H Q16: partsupp joined to part, grouped by part's columns),
 -- recomputes the rows of the keys of the rows it joins, looked up when the
--- table is applied, not the whole table.  Controls: a source joined only
+-- table is applied, not the whole table; so does a source read in a
+-- subquery correlated on such a column (TPC-H Q4).  Controls: a source joined only
 -- to a source that names no key either, and one on the nullable side of
 -- an outer join, still recompute.  Each step is checked against the query,
 -- and checked to have been applied by keys (refresh_history.strategy).
@@ -38,7 +39,7 @@ BEGIN
     COMMIT;
 END $$;
 
-SELECT plan(25);
+SELECT plan(36);
 
 -- Q16's shape: suppliers per brand and size (count(DISTINCT ...) is kept by keys)
 SELECT materialized_table.execute($$
@@ -78,12 +79,31 @@ SELECT materialized_table.execute($$
     SELECT l.grp, count(DISTINCT i.qty) AS quantities
       FROM tap_lk.item i JOIN tap_lk.label l ON l.name = i.name
      GROUP BY l.grp$$) \g /dev/null
+-- TPC-H Q4's shape: orders counted by priority if some line of theirs is
+-- late; the subquery is correlated on the order's key, which is no key of
+-- the result: a changed line names the priority of its order
+CREATE TABLE orders (orderkey int PRIMARY KEY, priority text NOT NULL, day date NOT NULL);
+CREATE TABLE line (orderkey int NOT NULL, linenumber int NOT NULL, late bool NOT NULL,
+                   PRIMARY KEY (orderkey, linenumber));
+INSERT INTO orders SELECT i, 'p' || (i % 5), date '2024-01-01' + i % 90 FROM generate_series(1, 3000) i;
+INSERT INTO line SELECT 1 + i % 2900, i, i % 13 = 0 FROM generate_series(1, 12000) i;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.late_orders FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT o.priority, count(*) AS orders FROM tap_lk.orders o
+     WHERE o.day >= date '2024-01-15'
+       AND EXISTS (SELECT FROM tap_lk.line l WHERE l.orderkey = o.orderkey AND l.late)
+     GROUP BY o.priority$$) \g /dev/null
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.punctual FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT o.priority, count(*) AS orders FROM tap_lk.orders o
+     WHERE NOT EXISTS (SELECT FROM tap_lk.line l WHERE o.orderkey = l.orderkey AND l.late)
+     GROUP BY o.priority$$) \g /dev/null
 
 SELECT isnt(wait_for($$SELECT bool_and(s.synced)
                           FROM materialized_table_internal.continuous_state s
                           JOIN pg_class c ON c.oid = s.relid
                          WHERE c.relnamespace = 'tap_lk'::regnamespace
-                        HAVING count(*) = 5$$, 30), NULL,
+                        HAVING count(*) = 7$$, 30), NULL,
             'the worker takes the tables up');
 SELECT is(relreplident::text, 'f', 'the joined source got REPLICA IDENTITY FULL')
   FROM pg_class WHERE oid = 'tap_lk.supply'::regclass;
@@ -102,6 +122,9 @@ SELECT matches(maintenance_detail, 'a change of supply recomputes the whole tabl
 SELECT matches(maintenance_detail, 'a change of item recomputes the whole table',
                'by_group (control): a join by a nondeterministic collation recomputes')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.by_group'::regclass;
+SELECT matches(maintenance_detail, 'a change of line, read in a subquery correlated with orders, recomputes the rows of the orders rows it names \(by orderkey\)',
+               'late_orders: a changed line names the priority of its order')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.late_orders'::regclass;
 
 -- supplies dearer and cheaper
 CALL step($$UPDATE tap_lk.supply SET cost = cost + 50 WHERE suppkey IN (7, 15, 2007);
@@ -136,7 +159,26 @@ SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys');
 SELECT is(mismatches('by_label') + mismatches('with_supply'), 0::bigint, 'the controls equal their queries');
 SELECT is(failed_cycles(), 0::bigint, 'no cycle failed');
 
+-- lines late and on time, deleted, added to orders that had none, moved
+CALL step($$UPDATE tap_lk.line SET late = NOT late WHERE linenumber % 97 = 0;
+            DELETE FROM tap_lk.line WHERE orderkey BETWEEN 100 AND 110;
+            INSERT INTO tap_lk.line VALUES (2950, 1, true), (2951, 1, false);
+            UPDATE tap_lk.line SET orderkey = 2990 WHERE linenumber = 26$$);
+SELECT isnt(converged(20), NULL, 'lines changed: converged');
+SELECT is(mismatches('late_orders'), 0::bigint, 'late_orders equals its query');
+SELECT is(mismatches('punctual'), 0::bigint, 'punctual equals its query');
+SELECT is(cycles_since('tap_lk.late_orders'), 'KEYS', 'late_orders: by keys, looked up');
+SELECT is(cycles_since('tap_lk.punctual'), 'KEYS', 'punctual: by keys, looked up');
+-- an order changes priority with its lines
+CALL step($$UPDATE tap_lk.orders SET priority = 'p9' WHERE orderkey IN (13, 26);
+            DELETE FROM tap_lk.line WHERE orderkey = 26$$);
+SELECT isnt(converged(20), NULL, 'an order and its lines changed: converged');
+SELECT is(mismatches('late_orders'), 0::bigint, 'late_orders equals its query');
+SELECT is(mismatches('punctual'), 0::bigint, 'punctual equals its query');
+SELECT is(cycles_since('tap_lk.late_orders'), 'KEYS', 'late_orders: by keys');
+SELECT is(failed_cycles(), 0::bigint, 'still no cycle failed');
+
 SELECT * FROM finish();
-SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_lk.' || t) FROM unnest(ARRAY['suppliers', 'dear', 'by_label', 'with_supply', 'by_group']) t \g /dev/null
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_lk.' || t) FROM unnest(ARRAY['suppliers', 'dear', 'by_label', 'with_supply', 'by_group', 'late_orders', 'punctual']) t \g /dev/null
 RESET search_path;
 DROP SCHEMA tap_lk CASCADE;
