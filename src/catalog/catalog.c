@@ -522,9 +522,9 @@ mt_catalog_id_exists(int64 id)
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args(mt_catalog_has_restore() ?
-							  "SELECT 1 FROM materialized_table_internal.mt_table WHERE id = $1" :
+							  "SELECT 1 FROM materialized_table_internal.mt_table WHERE id OPERATOR(pg_catalog.=) $1" :
 							  "SELECT 1 FROM materialized_table_internal.mt_table "
-							  "WHERE relid::pg_catalog.oid::pg_catalog.int8 = $1",
+							  "WHERE relid::pg_catalog.oid::pg_catalog.int8 OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the materialized table catalog");
 	found = SPI_processed > 0;

@@ -49,9 +49,9 @@ dist_partition(Oid relid, char *method, char **column, int *shards)
 	if (mt_spi_execute_saved("SELECT p.partmethod::pg_catalog.text, "
 							 "pg_catalog.column_to_column_name(p.logicalrelid, p.partkey), "
 							 "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_shard s "
-							 "WHERE s.logicalrelid = p.logicalrelid)::pg_catalog.int4 "
+							 "WHERE s.logicalrelid OPERATOR(pg_catalog.=) p.logicalrelid)::pg_catalog.int4 "
 							 "FROM pg_catalog.pg_dist_partition p "
-							 "WHERE p.logicalrelid = $1::pg_catalog.regclass",
+							 "WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 							 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_dist_partition");
 	if (SPI_processed == 1)
