@@ -300,6 +300,14 @@ SELECT materialized_table.execute($$
     AS SELECT customer_id AS id FROM cont.o WHERE amount > 5 INTERSECT SELECT id FROM cont.c WHERE region <> 'region 0';
   CREATE MATERIALIZED TABLE k_except_all FRESHNESS = INTERVAL '1' SECOND
     AS (SELECT g, b FROM cont.s EXCEPT ALL SELECT g, b FROM cont.s WHERE v > 10) UNION SELECT id, true FROM cont.c$$);
+-- the first rows by an ORDER BY of a query kept by keys: all its rows are
+-- kept hidden, the table is their first rows
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_limit FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
+  CREATE MATERIALIZED TABLE k_limit_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, string_agg(b::text, ',' ORDER BY id) AS bs FROM cont.s GROUP BY g
+       ORDER BY max(v) DESC, g OFFSET 1 FETCH FIRST 2 ROWS WITH TIES$$);
 -- a branch names the columns it reads (region as src); one whose columns
 -- are constants names none: its source's change recomputes the table
 SELECT materialized_table.execute($$
@@ -319,7 +327,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_with_recursive FRESHNESS = INTERVAL '1' SECOND
     AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT s.id, n.i FROM cont.s, n;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id FROM cont.s ORDER BY v DESC LIMIT 3;
+    AS SELECT id FROM cont.s ORDER BY v DESC LIMIT (SELECT count(*) FROM cont.c);
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b))$$);
 

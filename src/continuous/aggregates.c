@@ -614,19 +614,9 @@ shown_sum(MtDeltaAgg *d, int i)
 char *
 mt_delta_collate_sql(MtDeltaAgg *d)
 {
-	HeapTuple	tup;
-	char	   *sql;
-
-	if ((d->kind != MT_AGG_MIN && d->kind != MT_AGG_MAX) || !OidIsValid(d->collation))
+	if (d->kind != MT_AGG_MIN && d->kind != MT_AGG_MAX)
 		return "";
-	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(d->collation));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for collation %u", d->collation);
-	sql = psprintf(" COLLATE %s",
-				   quote_qualified_identifier(get_namespace_name(((Form_pg_collation) GETSTRUCT(tup))->collnamespace),
-											  NameStr(((Form_pg_collation) GETSTRUCT(tup))->collname)));
-	ReleaseSysCache(tup);
-	return sql;
+	return mt_collate_sql(d->collation);
 }
 
 /* An aggregate's value from the state's columns. */

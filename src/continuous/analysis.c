@@ -41,6 +41,7 @@
 
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/flatten.h"
+#include "mt/continuous/topk_rows.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
@@ -903,8 +904,8 @@ analyze_query_view(Oid viewid, Oid relid)
 			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
 								 a->reason);
 	}
-	else if (q->limitCount || q->limitOffset)
-		return mt_full_analysis(viewid, q, "the query uses LIMIT or OFFSET (kept incrementally only over groups of count, sum, avg, min and max that deltas maintain)");
+	else if ((q->limitCount || q->limitOffset) && (why = mt_topk_rows_unfit(q)) != NULL)
+		return mt_full_analysis(viewid, q, why);
 	else if (q->hasAggs && q->groupClause == NIL)
 		return mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum, avg, min and max, or not over inner joins of tables)");
 	else if (!any_keyed && q->hasWindowFuncs)
@@ -917,6 +918,11 @@ analyze_query_view(Oid viewid, Oid relid)
 		a->reason = psprintf("rows are recomputed for the changed values of %s",
 							 mt_name_list_text(a->keys));
 		add_lookups(&g, q, a);
+		if (q->limitCount || q->limitOffset)
+		{
+			mt_topk_rows_prepare(a, q);
+			a->reason = psprintf("%s; all the query's rows are kept in a hidden table, and the table is their first rows by its ORDER BY", a->reason);
+		}
 	}
 	foreach(lc, a->uses)
 	{

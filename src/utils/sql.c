@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
@@ -42,15 +43,26 @@ char *
 mt_equality_sql(Oid typid)
 {
 	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+
+	if (!OidIsValid(tc->eq_opr))
+		return "OPERATOR(pg_catalog.=)";
+	return mt_operator_sql(tc->eq_opr);
+}
+
+/*
+ * mt_operator_sql
+ *		An operator as generated SQL names it: OPERATOR(schema.name).
+ */
+char *
+mt_operator_sql(Oid opno)
+{
 	HeapTuple	tup;
 	Form_pg_operator op;
 	char	   *result;
 
-	if (!OidIsValid(tc->eq_opr))
-		return "OPERATOR(pg_catalog.=)";
-	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator %u", tc->eq_opr);
+		elog(ERROR, "cache lookup failed for operator %u", opno);
 	op = (Form_pg_operator) GETSTRUCT(tup);
 	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
 					  NameStr(op->oprname));
@@ -100,4 +112,47 @@ mt_query_text(Query *q)
 	text = pg_get_querydef(q, false);
 	AtEOXact_GUC(false, nestlevel);
 	return text;
+}
+
+/*
+ * mt_expression_text
+ *		An expression that reads no column (a LIMIT, say) as generated SQL
+ *		writes it, every name not in pg_catalog qualified.
+ */
+char *
+mt_expression_text(Node *expr)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char	   *text;
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	text = deparse_expression(expr, NIL, false, false);
+	AtEOXact_GUC(false, nestlevel);
+	return text;
+}
+
+/*
+ * mt_collate_sql
+ *		" COLLATE schema.name" of a collation, for a column or an
+ *		expression; "" for none.
+ */
+char *
+mt_collate_sql(Oid collid)
+{
+	HeapTuple	tup;
+	Form_pg_collation coll;
+	char	   *sql;
+
+	if (!OidIsValid(collid))
+		return "";
+	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for collation %u", collid);
+	coll = (Form_pg_collation) GETSTRUCT(tup);
+	sql = psprintf(" COLLATE %s",
+				   quote_qualified_identifier(get_namespace_name(coll->collnamespace),
+											  NameStr(coll->collname)));
+	ReleaseSysCache(tup);
+	return sql;
 }

@@ -175,6 +175,15 @@ typedef struct MtAnalysis
 								 * its state (mt/continuous/deltas.h) */
 	bool		extrema;		/* a min or a max among aggs: a group whose
 								 * extremum a change removes is re-read */
+
+	/* KEYS under ORDER BY ... LIMIT (mt/continuous/topk_rows.h) */
+	bool		topk_rows;		/* all the query's rows are kept hidden */
+	Query	   *body_query;		/* the query without LIMIT and OFFSET */
+	char	   *body_sql;		/* ... as text: the state's rows */
+	char	   *top_columns;	/* the derived view's result columns, */
+	char	   *top_clauses;	/* ... its ORDER BY, OFFSET and LIMIT, */
+	char	   *top_index;		/* ... and the state's index in that order
+								 * (NULL: no index serves it) */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);

@@ -17,9 +17,15 @@ extern char *mt_type_sql(Oid typid, int32 typmod);
 /* OPERATOR(schema.=) of a type's default equality */
 extern char *mt_equality_sql(Oid typid);
 extern bool mt_equality_is_builtin(Oid typid);
+/* OPERATOR(schema.name) of any operator */
+extern char *mt_operator_sql(Oid opno);
 /* names (String) as a quoted, comma-separated list */
 extern char *mt_name_list_text(List *names);
 /* a query's text, deparsed with search_path = pg_catalog */
 extern char *mt_query_text(Query *q);
+/* an expression without columns, deparsed the same way */
+extern char *mt_expression_text(Node *expr);
+/* " COLLATE schema.name", or "" */
+extern char *mt_collate_sql(Oid collid);
 
 #endif							/* MT_UTILS_SQL_H */

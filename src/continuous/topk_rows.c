@@ -1,0 +1,327 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/topk_rows.c
+ *	  The KEYS strategy under ORDER BY ... LIMIT: all the query's rows kept.
+ *
+ * See mt/continuous/topk_rows.h.  The analysis (continuous/analysis.c)
+ * asks whether a KEYS query with a LIMIT or OFFSET can be kept so and has
+ * its rows' query made here; the pipeline creates the hidden objects; each
+ * cycle replaces the state's rows of the keys a change names from that
+ * query, and the table's rows from the state's first rows.  A table whose
+ * objects are missing (its pipeline was made before its query could be kept
+ * so) gets them, filled whole, at its next cycle.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "mt/catalog/catalog.h"
+#include "mt/catalog/hidden_objects.h"
+#include "mt/catalog/marker.h"
+#include "mt/continuous/topk_rows.h"
+#include "mt/materialized_table.h"
+#include "mt/utils/extension.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
+#include "mt/utils/subxact.h"
+
+/* a LIMIT or OFFSET whose value a change of the sources could change */
+static bool
+changing_value(Node *node)
+{
+	return node != NULL &&
+		(contain_var_clause(node) || checkExprHasSubLink(node) ||
+		 contain_mutable_functions(node));
+}
+
+/*
+ * mt_topk_rows_unfit
+ *		Why the first rows of query q (with a LIMIT or OFFSET) cannot be
+ *		taken from all its rows kept, or NULL if they can.  The state keeps
+ *		the values the rows are sorted by: they must be the sources', not
+ *		those of the time they were computed at.
+ */
+const char *
+mt_topk_rows_unfit(Query *q)
+{
+	ListCell   *lc;
+
+	if (changing_value(q->limitCount) || changing_value(q->limitOffset))
+		return "the query's LIMIT or OFFSET is not a constant";
+	foreach(lc, q->sortClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+
+		if (contain_mutable_functions((Node *) tle->expr))
+			return "the query uses LIMIT or OFFSET over an ORDER BY expression whose value may change without a change of the sources";
+	}
+	return NULL;
+}
+
+static void prepare_top(MtAnalysis *a, Query *q);
+
+/* the state's column of an ORDER BY expression the query does not show */
+static char *
+sort_column_name(AttrNumber resno)
+{
+	return psprintf("__mt_sort_%d", resno);
+}
+
+/*
+ * mt_topk_rows_prepare
+ *		The rows the state keeps: query q without its LIMIT and OFFSET, each
+ *		expression it sorts by in the result, and without the ORDER BY
+ *		itself unless DISTINCT ON needs it to pick its rows.
+ */
+void
+mt_topk_rows_prepare(MtAnalysis *a, Query *q)
+{
+	Query	   *body = copyObject(q);
+	ListCell   *lc;
+
+	body->limitCount = NULL;
+	body->limitOffset = NULL;
+	body->limitOption = LIMIT_OPTION_DEFAULT;
+	foreach(lc, body->sortClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), body->targetList);
+
+		if (tle->resjunk)
+		{
+			tle->resjunk = false;
+			tle->resname = sort_column_name(tle->resno);
+		}
+	}
+	if (!body->hasDistinctOn)
+		body->sortClause = NIL;
+	a->topk_rows = true;
+	a->body_query = body;
+	a->body_sql = mt_query_text(body);
+	prepare_top(a, q);
+}
+
+static char *
+hidden_name(const char *prefix, Oid relid)
+{
+	return quote_qualified_identifier(MT_INTERNAL_SCHEMA,
+									  mt_hidden_name(prefix, mt_catalog_id(relid)));
+}
+
+/* Can a B-tree index have a column of this type? */
+static bool
+indexable(Oid typid)
+{
+	return OidIsValid(GetDefaultOpClass(typid, BTREE_AM_OID));
+}
+
+/*
+ * An ORDER BY item over the state's column, as SQL.  An operator that is
+ * not the type's default ordering either way is written USING, and
+ * *default_ops set false: no index of default operator classes serves it.
+ */
+static char *
+order_item_sql(SortGroupClause *sgc, TargetEntry *tle, bool *default_ops)
+{
+	Oid			typid = exprType((Node *) tle->expr);
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	const char *nulls = sgc->nulls_first ? "NULLS FIRST" : "NULLS LAST";
+	const char *name = quote_identifier(tle->resname);
+
+	if (sgc->sortop == tc->lt_opr)
+		return psprintf("%s ASC %s", name, nulls);
+	if (sgc->sortop == tc->gt_opr)
+		return psprintf("%s DESC %s", name, nulls);
+	*default_ops = false;
+	return psprintf("%s USING %s %s", name, mt_operator_sql(sgc->sortop), nulls);
+}
+
+/*
+ * The derived view's pieces: q's result columns, and its ORDER BY, OFFSET
+ * and LIMIT over the state's columns (the body's).
+ */
+static void
+prepare_top(MtAnalysis *a, Query *q)
+{
+	StringInfoData cols;
+	StringInfoData order;
+	StringInfoData clauses;
+	ListCell   *lc;
+	bool		default_ops = true;
+	bool		indexed = list_length(q->sortClause) <= INDEX_MAX_KEYS;
+
+	initStringInfo(&cols);
+	initStringInfo(&order);
+	initStringInfo(&clauses);
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (!tle->resjunk)
+			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(tle->resname));
+	}
+	foreach(lc, q->sortClause)
+	{
+		SortGroupClause *sgc = lfirst(lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, a->body_query->targetList);
+
+		appendStringInfo(&order, "%s%s", order.len ? ", " : "",
+						 order_item_sql(sgc, tle, &default_ops));
+		indexed = indexed && indexable(exprType((Node *) tle->expr));
+	}
+	if (order.len)
+		appendStringInfo(&clauses, " ORDER BY %s", order.data);
+	if (q->limitOffset)
+		appendStringInfo(&clauses, " OFFSET (%s)", mt_expression_text(q->limitOffset));
+	if (q->limitCount && q->limitOption == LIMIT_OPTION_WITH_TIES)
+		appendStringInfo(&clauses, " FETCH FIRST (%s) ROWS WITH TIES",
+						 mt_expression_text(q->limitCount));
+	else if (q->limitCount)
+		appendStringInfo(&clauses, " LIMIT (%s)", mt_expression_text(q->limitCount));
+	a->top_columns = cols.data;
+	a->top_clauses = clauses.data;
+	/* the first rows read in order from an index, when one can serve */
+	a->top_index = (order.len && default_ops && indexed) ? order.data : NULL;
+}
+
+/*
+ * mt_topk_rows_create_objects
+ *		The state table (empty: the worker fills it when it takes the table
+ *		up) and the derived view of a new table, with an index on the keys
+ *		(each cycle replaces the state's rows by them) and one in the ORDER
+ *		BY's order (the first rows are read from it).
+ */
+void
+mt_topk_rows_create_objects(Oid relid, MtAnalysis *a)
+{
+	char	   *state = hidden_name("state_", relid);
+	StringInfoData cols;
+	StringInfoData keys;
+	ListCell   *lc;
+	bool		keys_indexable = list_length(a->keys) <= INDEX_MAX_KEYS;
+	MtSavedUser saved;
+
+	initStringInfo(&cols);
+	initStringInfo(&keys);
+	foreach(lc, a->body_query->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		Node	   *expr = (Node *) tle->expr;
+
+		if (tle->resjunk)
+			continue;
+		appendStringInfo(&cols, "%s%s %s%s", cols.len ? ", " : "", quote_identifier(tle->resname),
+						 mt_type_sql(exprType(expr), exprTypmod(expr)),
+						 mt_collate_sql(exprCollation(expr)));
+	}
+	foreach(lc, a->keys)
+	{
+		TargetEntry *tle = NULL;
+		ListCell   *lt;
+
+		foreach(lt, a->body_query->targetList)
+			if (!((TargetEntry *) lfirst(lt))->resjunk &&
+				strcmp(((TargetEntry *) lfirst(lt))->resname, strVal(lfirst(lc))) == 0)
+				tle = lfirst(lt);
+		if (tle == NULL || !indexable(exprType((Node *) tle->expr)))
+			keys_indexable = false;
+		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(strVal(lfirst(lc))));
+	}
+
+	/* created with the extension owner's rights in its schema, then given away */
+	mt_as_extension_owner_begin(&saved);
+	SPI_connect();
+	mt_spi_exec(psprintf("CREATE TABLE %s (%s)", state, cols.data), SPI_OK_UTILITY);
+	if (keys_indexable && keys.len)
+		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, keys.data), SPI_OK_UTILITY);
+	if (a->top_index)
+		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, a->top_index), SPI_OK_UTILITY);
+	CommandCounterIncrement();
+	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s%s", hidden_name("derived_", relid),
+						 a->top_columns, state, a->top_clauses),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	mt_as_extension_owner_end(&saved);
+	CommandCounterIncrement();
+
+	mt_hidden_part_of(mt_hidden_relid("state_", relid), relid);
+	mt_grant_hidden_object(relid, mt_hidden_relid("state_", relid), true);
+	mt_hidden_part_of(mt_hidden_relid("derived_", relid), relid);
+	mt_grant_hidden_object(relid, mt_hidden_relid("derived_", relid), false);
+	CommandCounterIncrement();
+}
+
+/*
+ * mt_topk_rows_refresh
+ *		Replace the state's rows of the keys the filter names (NIL: all of
+ *		them) with the query's, as the table's owner, then the table's rows
+ *		with the state's first ones.  Returns what was written to the table.
+ */
+MtRefreshCounts
+mt_topk_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
+{
+	Oid			stateid = mt_hidden_relid("state_", relid);
+	char	   *state;
+	Relation	rel;
+	TupleDesc	desc;
+	Oid		   *argtypes;
+	Datum	   *values;
+	ParamListInfo params;
+	int			nparams;
+	char	   *where_state = "";
+	char	   *where_rows = "";
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+	MtRefreshRequest req = {0};
+
+	if (!OidIsValid(stateid))
+	{
+		mt_topk_rows_create_objects(relid, a);
+		stateid = mt_hidden_relid("state_", relid);
+		filter = NIL;
+	}
+	state = hidden_name("state_", relid);
+	rel = table_open(stateid, AccessShareLock);
+	desc = CreateTupleDescCopy(RelationGetDescr(rel));
+	table_close(rel, AccessShareLock);
+
+	/* reading the filter's values runs their types' input (a domain's checks) */
+	mt_run_as_owner_begin(a->owner, &save_userid, &save_sec, &save_nestlevel);
+	nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
+	if (filter != NIL)
+	{
+		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
+		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
+	}
+	mt_favour_index_lookups();
+	SPI_connect();
+	MT_INTERNAL_BEGIN();
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
+							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM (%s) r%s", state,
+									   a->body_sql, where_rows),
+							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
+	MT_INTERNAL_END();
+	SPI_finish();
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+	CommandCounterIncrement();
+
+	req.relid = relid;
+	req.source_view = mt_hidden_relid("derived_", relid);
+	return mt_refresh_rows(&req);
+}
