@@ -192,7 +192,9 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE d_subquery_row FRESHNESS = INTERVAL '1' SECOND
     AS SELECT x.g, count(*) AS n FROM (SELECT g, v FROM cont.s) x WHERE x IS NOT NULL GROUP BY x.g$$);
 -- a side of an inner JOIN ... ON too (its WHERE joins the ON clause); not
--- one of an outer join, or one that aggregates (f_from_subquery)
+-- one of an outer join, or one that aggregates: a query whose FROM is such
+-- a subquery alone keeps its rows by keys in a hidden table
+-- (k_aggregate_subquery); joined with more, it is recomputed (f_joined_aggregate)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_joined_subquery FRESHNESS = INTERVAL '1' SECOND
     AS SELECT c.id, x.order_id FROM cont.c JOIN (SELECT id AS order_id, customer_id FROM cont.o WHERE amount > 2) x
@@ -320,8 +322,10 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_global FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, bool_or(v > 3) AS any_big FROM cont.s;
-  CREATE MATERIALIZED TABLE f_from_subquery FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x;
+  CREATE MATERIALIZED TABLE k_aggregate_subquery FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.n, count(*) AS groups FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x GROUP BY x.n;
+  CREATE MATERIALIZED TABLE f_joined_aggregate FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT x.g, x.n, c.region FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x JOIN cont.c ON c.id = x.g;
   CREATE MATERIALIZED TABLE f_with_materialized FRESHNESS = INTERVAL '1' SECOND
     AS WITH big AS MATERIALIZED (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
   CREATE MATERIALIZED TABLE f_with_recursive FRESHNESS = INTERVAL '1' SECOND

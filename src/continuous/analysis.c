@@ -41,7 +41,7 @@
 
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/flatten.h"
-#include "mt/continuous/topk_rows.h"
+#include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
@@ -797,11 +797,95 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 	}
 }
 
+static MtAnalysis *analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only);
+
+/*
+ * A query whose FROM is one subquery that could not be merged into it (it
+ * aggregates, say: TPC-H Q13), reading every source of the query: the
+ * subquery's rows may be kept by keys in a hidden state, and the query
+ * computed from them (continuous/kept_rows.c).  The subquery's place in
+ * the range table, or 0.
+ */
+static int
+kept_subquery(Query *q, Oid viewid)
+{
+	RangeTblRef *ref;
+	RangeTblEntry *rte;
+	ListCell   *lc;
+	ListCell   *ln;
+
+	if (q->setOperations || q->hasSubLinks || q->cteList ||
+		list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
+		return 0;
+	ref = linitial(q->jointree->fromlist);
+	/* nothing else read (a view's query has its OLD and NEW entries) */
+	foreach(lc, q->rtable)
+		if (foreach_current_index(lc) + 1 != ref->rtindex && !mt_is_view_self(lfirst(lc), viewid))
+			return 0;
+	rte = rt_fetch(ref->rtindex, q->rtable);
+	if (rte->rtekind != RTE_SUBQUERY || rte->lateral || rte->subquery->setOperations ||
+		rte->subquery->limitCount || rte->subquery->limitOffset)
+		return 0;
+	/* its columns become the state's: each must have a name of its own */
+	foreach(lc, rte->eref->colnames)
+		foreach(ln, rte->eref->colnames)
+			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
+				return 0;
+	return ref->rtindex;
+}
+
+/*
+ * The analysis of a query kept_subquery found: its subquery's by keys,
+ * with the subquery's columns named as the query reads them; NULL when
+ * the subquery is not kept by keys.
+ */
+static MtAnalysis *
+analyze_kept_subquery(Query *q, int rtindex, Oid viewid)
+{
+	RangeTblEntry *rte = rt_fetch(rtindex, q->rtable);
+	Query	   *sub = copyObject(rte->subquery);
+	ListCell   *lc;
+	ListCell   *ln = list_head(rte->eref->colnames);
+	MtAnalysis *a;
+	const char *rest;
+
+	foreach(lc, sub->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (tle->resjunk)
+			continue;
+		tle->resname = pstrdup(strVal(lfirst(ln)));
+		ln = lnext(rte->eref->colnames, ln);
+	}
+	a = analyze_query(sub, viewid, InvalidOid, true);
+	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+		return NULL;
+	mt_kept_rows_prepare_subquery(a, q, rtindex, sub);
+	/* (what follows the first sentence tells of each source) */
+	rest = strchr(a->reason, ';');
+	a->reason = psprintf("the rows of its subquery in FROM are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
+						 mt_name_list_text(a->keys), rest ? rest : "");
+	return a;
+}
+
 static MtAnalysis *
 analyze_query_view(Oid viewid, Oid relid)
 {
 	Relation	view = table_open(viewid, AccessShareLock);
 	Query	   *q = copyObject(get_view_query(view));
+
+	table_close(view, AccessShareLock);
+	return analyze_query(q, viewid, relid, false);
+}
+
+/*
+ * How query q (of view viewid, maintaining table relid, or InvalidOid) is
+ * kept; with keys_only, not by deltas.
+ */
+static MtAnalysis *
+analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
+{
 	const char *why;
 	MtAnalysis *a;
 	MtGraph		g = {0};
@@ -810,11 +894,14 @@ analyze_query_view(Oid viewid, Oid relid)
 	ListCell   *lr;
 	List	   *told = NIL;		/* relations said to recompute the table */
 	bool		any_keyed;
-
-	table_close(view, AccessShareLock);
+	int			kept;
 
 	q = mt_flatten_from_subqueries(q);
 	why = mt_unsupported_shape(viewid, q);
+	if (why && !keys_only && (kept = kept_subquery(q, viewid)) != 0 &&
+		!contain_mutable_functions((Node *) q) &&
+		(a = analyze_kept_subquery(q, kept, viewid)) != NULL)
+		return a;
 	if (why)
 		return mt_full_analysis(viewid, q, why);
 
@@ -829,7 +916,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			names = lappend(names, ((TargetEntry *) lfirst(lc))->resname);
 	any_keyed = add_uses(&g, q, viewid, names, a, true);
 
-	if (mt_try_deltas(&g, q, a))
+	if (!keys_only && mt_try_deltas(&g, q, a))
 	{
 		List	   *named = NIL;
 		const char *kept;
@@ -904,7 +991,7 @@ analyze_query_view(Oid viewid, Oid relid)
 			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
 								 a->reason);
 	}
-	else if ((q->limitCount || q->limitOffset) && (why = mt_topk_rows_unfit(q)) != NULL)
+	else if ((q->limitCount || q->limitOffset) && (why = mt_kept_rows_unfit(q)) != NULL)
 		return mt_full_analysis(viewid, q, why);
 	else if (q->hasAggs && q->groupClause == NIL)
 		return mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum, avg, min and max, or not over inner joins of tables)");
@@ -920,7 +1007,7 @@ analyze_query_view(Oid viewid, Oid relid)
 		add_lookups(&g, q, a);
 		if (q->limitCount || q->limitOffset)
 		{
-			mt_topk_rows_prepare(a, q);
+			mt_kept_rows_prepare(a, q);
 			a->reason = psprintf("%s; all the query's rows are kept in a hidden table, and the table is their first rows by its ORDER BY", a->reason);
 		}
 	}

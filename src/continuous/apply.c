@@ -23,7 +23,7 @@
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/history.h"
 #include "mt/continuous/cycle_int.h"
-#include "mt/continuous/topk_rows.h"
+#include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
 
 /* a full recompute measured under this is done with the quick work */
@@ -61,8 +61,8 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 	else if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
 	{
 		req.filter = named;
-		if (req.filter != NIL && t->analysis->topk_rows)
-			counts = mt_topk_rows_refresh(t->relid, t->analysis, named);
+		if (req.filter != NIL && t->analysis->rows_kept)
+			counts = mt_kept_rows_refresh(t->relid, t->analysis, named);
 		else if (req.filter != NIL)
 			counts = mt_refresh_rows(&req);
 		mt_cont_measure_keys(t, nkeys, start);

@@ -43,7 +43,7 @@
 #include "mt/continuous/chain.h"
 #include "mt/continuous/deltas.h"
 #include "mt/continuous/decoder.h"
-#include "mt/continuous/topk_rows.h"
+#include "mt/continuous/kept_rows.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
@@ -223,7 +223,7 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 	bool		covered = false;
 
 	/* (the rows of a TopK by keys are replaced by their keys in its state) */
-	if (a->strategy == MT_STRATEGY_KEYS && !a->topk_rows)
+	if (a->strategy == MT_STRATEGY_KEYS && !a->rows_kept)
 		foreach(lc, a->keys)
 			keys = lappend(keys, strVal(lfirst(lc)));
 	if (keys == NIL)
@@ -312,8 +312,8 @@ start_pipeline(MtTable *mt)
 	mt_cont_state_insert(mt->relid, a);
 	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
 		mt_deltas_create_objects(mt->relid, a);
-	if (a->topk_rows)
-		mt_topk_rows_create_objects(mt->relid, a);
+	if (a->rows_kept)
+		mt_kept_rows_create_objects(mt->relid, a);
 	ensure_key_index(mt, a);
 	ensure_update_room(mt, a);
 }

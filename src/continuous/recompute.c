@@ -28,7 +28,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/continuous/cycle_int.h"
-#include "mt/continuous/topk_rows.h"
+#include "mt/continuous/kept_rows.h"
 #include "mt/utils/extension.h"
 
 /* a keys pass over fewer keys is not a measure of the cost per key */
@@ -99,8 +99,8 @@ mt_cont_recompute_full(ContTable *t)
 		mt_cont_record_baseline(t->relid, snap, GetXLogInsertRecPtr());
 		UnregisterSnapshot(snap);
 	}
-	else if (t->analysis->topk_rows)
-		counts = mt_topk_rows_refresh(t->relid, t->analysis, NIL);
+	else if (t->analysis->rows_kept)
+		counts = mt_kept_rows_refresh(t->relid, t->analysis, NIL);
 	else
 		counts = mt_refresh_rows(&req);
 	mt_cont_forget_logged_keys(t->relid);
@@ -344,7 +344,7 @@ too_many_keys(ContTable *t, List *filter, int64 nkeys)
 	double		rows = 0;
 	double		untouched = 1;
 	/* a TopK's keys name rows of all the query's, which its state holds */
-	Oid			relid = t->analysis->topk_rows ? mt_hidden_relid("state_", t->relid) : t->relid;
+	Oid			relid = t->analysis->rows_kept ? mt_hidden_relid("state_", t->relid) : t->relid;
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	ListCell   *lf;
 

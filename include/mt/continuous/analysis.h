@@ -176,14 +176,21 @@ typedef struct MtAnalysis
 	bool		extrema;		/* a min or a max among aggs: a group whose
 								 * extremum a change removes is re-read */
 
-	/* KEYS under ORDER BY ... LIMIT (mt/continuous/topk_rows.h) */
-	bool		topk_rows;		/* all the query's rows are kept hidden */
-	Query	   *body_query;		/* the query without LIMIT and OFFSET */
-	char	   *body_sql;		/* ... as text: the state's rows */
-	char	   *top_columns;	/* the derived view's result columns, */
+	/*
+	 * KEYS over rows kept in a hidden state (mt/continuous/kept_rows.h): of
+	 * the query without its LIMIT, or of its subquery in FROM
+	 */
+	bool		rows_kept;
+	Query	   *body_query;		/* the state's rows: the query without LIMIT
+								 * and OFFSET, or the subquery */
+	char	   *body_sql;		/* ... as text */
+	char	   *top_columns;	/* LIMIT: the derived view's result columns, */
 	char	   *top_clauses;	/* ... its ORDER BY, OFFSET and LIMIT, */
 	char	   *top_index;		/* ... and the state's index in that order
 								 * (NULL: no index serves it) */
+	Query	   *outer_query;	/* subquery: the query, which the derived
+								 * view is with the state in its place */
+	int			outer_rtindex;	/* ... at this range table entry */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);

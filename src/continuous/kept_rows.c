@@ -1,15 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * src/continuous/topk_rows.c
- *	  The KEYS strategy under ORDER BY ... LIMIT: all the query's rows kept.
+ * src/continuous/kept_rows.c
+ *	  The KEYS strategy over rows kept in a hidden state.
  *
- * See mt/continuous/topk_rows.h.  The analysis (continuous/analysis.c)
- * asks whether a KEYS query with a LIMIT or OFFSET can be kept so and has
- * its rows' query made here; the pipeline creates the hidden objects; each
- * cycle replaces the state's rows of the keys a change names from that
- * query, and the table's rows from the state's first rows.  A table whose
- * objects are missing (its pipeline was made before its query could be kept
- * so) gets them, filled whole, at its next cycle.
+ * See mt/continuous/kept_rows.h.  The analysis (continuous/analysis.c)
+ * asks whether a KEYS query with a LIMIT or OFFSET can be kept so, and has
+ * the state's query made here (also of a subquery in FROM); the pipeline
+ * creates the hidden objects; each cycle replaces the state's rows of the
+ * keys a change names from that query, and the table's rows from the
+ * derived view.  A table whose objects are missing (its pipeline was made
+ * before its query could be kept so) gets them, filled whole, at its next
+ * cycle.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,6 +18,7 @@
 
 #include "access/table.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -32,7 +34,7 @@
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/hidden_objects.h"
 #include "mt/catalog/marker.h"
-#include "mt/continuous/topk_rows.h"
+#include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/extension.h"
 #include "mt/utils/spi_plans.h"
@@ -49,14 +51,14 @@ changing_value(Node *node)
 }
 
 /*
- * mt_topk_rows_unfit
+ * mt_kept_rows_unfit
  *		Why the first rows of query q (with a LIMIT or OFFSET) cannot be
  *		taken from all its rows kept, or NULL if they can.  The state keeps
  *		the values the rows are sorted by: they must be the sources', not
  *		those of the time they were computed at.
  */
 const char *
-mt_topk_rows_unfit(Query *q)
+mt_kept_rows_unfit(Query *q)
 {
 	ListCell   *lc;
 
@@ -82,13 +84,13 @@ sort_column_name(AttrNumber resno)
 }
 
 /*
- * mt_topk_rows_prepare
+ * mt_kept_rows_prepare
  *		The rows the state keeps: query q without its LIMIT and OFFSET, each
  *		expression it sorts by in the result, and without the ORDER BY
  *		itself unless DISTINCT ON needs it to pick its rows.
  */
 void
-mt_topk_rows_prepare(MtAnalysis *a, Query *q)
+mt_kept_rows_prepare(MtAnalysis *a, Query *q)
 {
 	Query	   *body = copyObject(q);
 	ListCell   *lc;
@@ -108,10 +110,44 @@ mt_topk_rows_prepare(MtAnalysis *a, Query *q)
 	}
 	if (!body->hasDistinctOn)
 		body->sortClause = NIL;
-	a->topk_rows = true;
+	a->rows_kept = true;
 	a->body_query = body;
 	a->body_sql = mt_query_text(body);
 	prepare_top(a, q);
+}
+
+/*
+ * mt_kept_rows_prepare_subquery
+ *		The rows the state keeps: sub, the subquery at rtindex of query q
+ *		(its columns named as q reads them); the derived view is q reading
+ *		the state there.
+ */
+void
+mt_kept_rows_prepare_subquery(MtAnalysis *a, Query *q, int rtindex, Query *sub)
+{
+	a->rows_kept = true;
+	a->body_query = sub;
+	a->body_sql = mt_query_text(sub);
+	a->outer_query = copyObject(q);
+	a->outer_rtindex = rtindex;
+}
+
+/* The derived view's query of a kept subquery: q reading the state. */
+static char *
+outer_sql(MtAnalysis *a, Oid stateid)
+{
+	Query	   *q = copyObject(a->outer_query);
+	RangeTblEntry *rte = rt_fetch(a->outer_rtindex, q->rtable);
+
+	rte->rtekind = RTE_RELATION;
+	rte->relid = stateid;
+	rte->relkind = RELKIND_RELATION;
+	rte->rellockmode = AccessShareLock;
+	rte->subquery = NULL;
+	rte->security_barrier = false;
+	rte->inh = false;
+	rte->requiredPerms = ACL_SELECT;
+	return mt_query_text(q);
 }
 
 static char *
@@ -198,14 +234,14 @@ prepare_top(MtAnalysis *a, Query *q)
 }
 
 /*
- * mt_topk_rows_create_objects
+ * mt_kept_rows_create_objects
  *		The state table (empty: the worker fills it when it takes the table
  *		up) and the derived view of a new table, with an index on the keys
  *		(each cycle replaces the state's rows by them) and one in the ORDER
  *		BY's order (the first rows are read from it).
  */
 void
-mt_topk_rows_create_objects(Oid relid, MtAnalysis *a)
+mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 {
 	char	   *state = hidden_name("state_", relid);
 	StringInfoData cols;
@@ -250,8 +286,10 @@ mt_topk_rows_create_objects(Oid relid, MtAnalysis *a)
 	if (a->top_index)
 		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, a->top_index), SPI_OK_UTILITY);
 	CommandCounterIncrement();
-	mt_spi_exec(psprintf("CREATE VIEW %s AS SELECT %s FROM %s%s", hidden_name("derived_", relid),
-						 a->top_columns, state, a->top_clauses),
+	mt_spi_exec(psprintf("CREATE VIEW %s AS %s", hidden_name("derived_", relid),
+						 a->outer_query ?
+						 outer_sql(a, mt_hidden_relid("state_", relid)) :
+						 psprintf("SELECT %s FROM %s%s", a->top_columns, state, a->top_clauses)),
 				SPI_OK_UTILITY);
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
@@ -265,13 +303,13 @@ mt_topk_rows_create_objects(Oid relid, MtAnalysis *a)
 }
 
 /*
- * mt_topk_rows_refresh
+ * mt_kept_rows_refresh
  *		Replace the state's rows of the keys the filter names (NIL: all of
  *		them) with the query's, as the table's owner, then the table's rows
  *		with the state's first ones.  Returns what was written to the table.
  */
 MtRefreshCounts
-mt_topk_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
+mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 {
 	Oid			stateid = mt_hidden_relid("state_", relid);
 	char	   *state;
@@ -290,7 +328,7 @@ mt_topk_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 
 	if (!OidIsValid(stateid))
 	{
-		mt_topk_rows_create_objects(relid, a);
+		mt_kept_rows_create_objects(relid, a);
 		stateid = mt_hidden_relid("state_", relid);
 		filter = NIL;
 	}
