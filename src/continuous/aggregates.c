@@ -341,7 +341,12 @@ mt_delta_agg(Aggref *agg, MtDeltaAgg *d)
 	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
 	{
 		d->kind = strcmp(name, "min") == 0 ? MT_AGG_MIN : MT_AGG_MAX;
-		if (!extremum_kept(agg, argtype, d))
+		/*
+		 * Which of several equal values the query returns depends on the
+		 * order it reads them in: equal values must print alike (not 1.0
+		 * and 1.00) for the one kept to be the query's
+		 */
+		if (!extremum_kept(agg, argtype, d) || !mt_group_prints_alike((Node *) arg, false))
 			return false;
 		if (agg->aggfilter)
 			arg = filtered(agg->aggfilter, arg);
