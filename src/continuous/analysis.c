@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "mt/catalog/catalog.h"
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/flatten.h"
 #include "mt/continuous/kept_rows.h"
@@ -869,6 +870,50 @@ analyze_kept_subquery(Query *q, int rtindex, Oid viewid)
 	return a;
 }
 
+/*
+ * The analysis of a global aggregate whose input rows are kept by keys
+ * (mt_kept_rows_input_query); NULL when they cannot be, with *wanted the
+ * sources that would let them be with REPLICA IDENTITY FULL.
+ */
+static MtAnalysis *
+analyze_kept_input(Query *q, Oid viewid, List **wanted)
+{
+	ListCell   *lc;
+	List	   *vars;
+	Query	   *body = mt_kept_rows_input_query(q, &vars);
+	MtAnalysis *a;
+	const char *rest;
+
+	if (body == NULL)
+		return NULL;
+	a = analyze_query(copyObject(body), viewid, InvalidOid, true);
+	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+		return NULL;
+
+	/*
+	 * Such a query was recomputed before it could be kept so, which needs
+	 * no old rows: a source without them (whose owner the table's may not
+	 * be) keeps it recomputed rather than refused -- asked for them, as a
+	 * correlated subquery's is (identity_wanted)
+	 */
+	*wanted = NIL;
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (!use->full && !identity_full(use->relid, use->inh) &&
+			!OidIsValid(mt_owning_materialized_table(use->relid)))
+			*wanted = list_append_unique_oid(*wanted, use->relid);
+	}
+	if (*wanted != NIL)
+		return NULL;
+	mt_kept_rows_prepare_input(a, q, body, vars);
+	rest = strchr(a->reason, ';');
+	a->reason = psprintf("the rows it aggregates are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
+						 mt_name_list_text(a->keys), rest ? rest : "");
+	return a;
+}
+
 static MtAnalysis *
 analyze_query_view(Oid viewid, Oid relid)
 {
@@ -994,7 +1039,16 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 	else if ((q->limitCount || q->limitOffset) && (why = mt_kept_rows_unfit(q)) != NULL)
 		return mt_full_analysis(viewid, q, why);
 	else if (q->hasAggs && q->groupClause == NIL)
-		return mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum, avg, min and max, or not over inner joins of tables)");
+	{
+		List	   *wanted = NIL;
+		MtAnalysis *kept = keys_only ? NULL : analyze_kept_input(q, viewid, &wanted);
+
+		if (kept)
+			return kept;
+		kept = mt_full_analysis(viewid, q, "the query is a global aggregate that deltas cannot maintain (of an aggregate other than count, sum, avg, min and max, or not over inner joins of tables)");
+		kept->identity_wanted = wanted;
+		return kept;
+	}
 	else if (!any_keyed && q->hasWindowFuncs)
 		return mt_full_analysis(viewid, q, "no result column is in the PARTITION BY of every window function, so no change names the rows it affects");
 	else if (!any_keyed)

@@ -22,6 +22,7 @@
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -148,6 +149,192 @@ outer_sql(MtAnalysis *a, Oid stateid)
 	rte->inh = false;
 	rte->requiredPerms = ACL_SELECT;
 	return mt_query_text(q);
+}
+
+/* ---------------------------------------------------------------------
+ * A global aggregate over its input rows kept
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct VarCollector
+{
+	List	   *vars;			/* Var of the query's level, each once */
+	int			depth;			/* of the subquery walked */
+	bool		ok;				/* no whole-row or system column, no join
+								 * alias */
+	List	   *rtable;
+} VarCollector;
+
+static bool
+collect_vars_walker(Node *node, VarCollector *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+		ListCell   *lc;
+
+		if (v->varlevelsup != c->depth)
+			return false;
+		if (v->varattno <= 0 || rt_fetch(v->varno, c->rtable)->rtekind != RTE_RELATION)
+		{
+			c->ok = false;
+			return true;
+		}
+		foreach(lc, c->vars)
+			if (((Var *) lfirst(lc))->varno == v->varno &&
+				((Var *) lfirst(lc))->varattno == v->varattno)
+				return false;
+		v = copyObject(v);
+		v->varlevelsup = 0;
+		c->vars = lappend(c->vars, v);
+		return false;
+	}
+	if (IsA(node, Query))
+	{
+		bool		result;
+
+		c->depth++;
+		result = query_tree_walker((Query *) node, collect_vars_walker, c, 0);
+		c->depth--;
+		return result;
+	}
+	return expression_tree_walker(node, collect_vars_walker, c);
+}
+
+/* the state's column of a Var: its column's name, made unique */
+static char *
+input_column_name(Var *v, List *rtable, List *taken)
+{
+	char	   *base = get_attname(rt_fetch(v->varno, rtable)->relid, v->varattno, false);
+	char	   *name = base;
+	ListCell   *lc;
+	int			n = 1;
+
+	for (;;)
+	{
+		bool		used = false;
+
+		foreach(lc, taken)
+			if (strcmp(strVal(lfirst(lc)), name) == 0)
+				used = true;
+		if (!used)
+			return name;
+		name = psprintf("%s_%d", base, ++n);
+	}
+}
+
+/*
+ * mt_kept_rows_input_query
+ *		Query q aggregates all its rows (no GROUP BY): the rows it
+ *		aggregates, each column of its level it reads (in its WHERE and
+ *		subqueries too, which may name keys) as a column of their own; NULL
+ *		if they cannot be kept (a whole-row reference, a subquery or window
+ *		in what q computes from them).  *vars: those columns' Vars.
+ */
+Query *
+mt_kept_rows_input_query(Query *q, List **vars)
+{
+	VarCollector c = {0};
+	Query	   *body;
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	if (q->groupClause || q->groupingSets || q->hasWindowFuncs || q->setOperations ||
+		q->hasTargetSRFs || q->cteList || q->rowMarks ||
+		checkExprHasSubLink((Node *) q->targetList) || checkExprHasSubLink(q->havingQual))
+		return NULL;
+	c.ok = true;
+	c.rtable = q->rtable;
+	(void) query_tree_walker(q, collect_vars_walker, &c, 0);
+	if (!c.ok || c.vars == NIL)
+		return NULL;
+	body = copyObject(q);
+	body->targetList = NIL;
+	foreach(lc, c.vars)
+	{
+		char	   *name = input_column_name(lfirst(lc), q->rtable, names);
+
+		names = lappend(names, makeString(name));
+		body->targetList = lappend(body->targetList,
+								   makeTargetEntry(copyObject(lfirst(lc)),
+												   foreach_current_index(lc) + 1, name, false));
+	}
+	body->hasAggs = false;
+	body->havingQual = NULL;
+	body->sortClause = NIL;
+	body->distinctClause = NIL;
+	body->hasDistinctOn = false;
+	body->limitCount = NULL;
+	body->limitOffset = NULL;
+	body->limitOption = LIMIT_OPTION_DEFAULT;
+	*vars = c.vars;
+	return body;
+}
+
+typedef struct InputMapper
+{
+	List	   *vars;
+} InputMapper;
+
+/* a Var of the query's level becomes the state's column of it */
+static Node *
+map_input_mutator(Node *node, InputMapper *m)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *v = (Var *) node;
+		ListCell   *lc;
+
+		foreach(lc, m->vars)
+			if (((Var *) lfirst(lc))->varno == v->varno &&
+				((Var *) lfirst(lc))->varattno == v->varattno)
+			{
+				Var		   *mapped = copyObject(v);
+
+				mapped->varno = 1;
+				mapped->varattno = foreach_current_index(lc) + 1;
+				mapped->varnosyn = 0;
+				mapped->varattnosyn = 0;
+				return (Node *) mapped;
+			}
+		elog(ERROR, "a column of the query is not among its input's");
+	}
+	return expression_tree_mutator(node, map_input_mutator, m);
+}
+
+/*
+ * mt_kept_rows_prepare_input
+ *		The state keeps body, the rows global aggregate q reads (made by
+ *		mt_kept_rows_input_query, with vars); the derived view is q over the
+ *		state: its aggregates and HAVING of the state's columns.
+ */
+void
+mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
+{
+	Query	   *outer = copyObject(q);
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	RangeTblRef *ref = makeNode(RangeTblRef);
+	InputMapper m = {vars};
+	List	   *colnames = NIL;
+	ListCell   *lc;
+
+	foreach(lc, body->targetList)
+		colnames = lappend(colnames, makeString(pstrdup(((TargetEntry *) lfirst(lc))->resname)));
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = body;
+	rte->eref = makeAlias("kept", colnames);
+	rte->inFromCl = true;
+	outer->rtable = list_make1(rte);
+	ref->rtindex = 1;
+	outer->jointree = makeFromExpr(list_make1(ref), NULL);
+	outer->targetList = (List *) map_input_mutator((Node *) outer->targetList, &m);
+	outer->havingQual = map_input_mutator(outer->havingQual, &m);
+	outer->hasSubLinks = false;
+	mt_kept_rows_prepare_subquery(a, outer, 1, body);
 }
 
 static char *

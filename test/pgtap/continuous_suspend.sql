@@ -32,7 +32,8 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_cs.tops FRESHNESS = INTERVAL '1' SECOND AS
     SELECT grp, max(DISTINCT v) AS top, min(DISTINCT id) AS first FROM tap_cs.src GROUP BY grp;
   CREATE MATERIALIZED TABLE tap_cs.total FRESHNESS = INTERVAL '1' SECOND AS
-    SELECT count(*) AS n, sum(v) AS total, max(DISTINCT v) AS top FROM tap_cs.src;
+    SELECT count(*) AS n, sum(v) AS total, max(DISTINCT v) AS top FROM tap_cs.src
+     GROUP BY GROUPING SETS (());  -- (grouping sets: recomputed)
   CREATE MATERIALIZED TABLE tap_cs.others FRESHNESS = INTERVAL '1' SECOND AS
     SELECT id, v FROM tap_cs.other$$) \g /dev/null
 SELECT isnt(wait_for($$SELECT bool_and(synced) FROM materialized_table_internal.continuous_state$$, 20),

@@ -11,6 +11,9 @@
  *	  next must come from somewhere.  The state is the query without its
  *	  LIMIT and OFFSET, with the ORDER BY expressions it does not show
  *	  (__mt_sort_<n>); the table, its first rows.
+ *	- a global aggregate that deltas cannot keep (TPC-H Q17): the state
+ *	  is the rows it aggregates, with each column of the query's level it
+ *	  reads; the table, the query's aggregates over the state.
  *	- a subquery in FROM that cannot be merged into the query (it
  *	  aggregates, as TPC-H Q13's), and reads all its sources: the state is
  *	  the subquery's rows, named as the query names them; the table, the
@@ -37,6 +40,8 @@
 extern const char *mt_kept_rows_unfit(Query *q);
 extern void mt_kept_rows_prepare(MtAnalysis *a, Query *q);
 extern void mt_kept_rows_prepare_subquery(MtAnalysis *a, Query *q, int rtindex, Query *sub);
+extern Query *mt_kept_rows_input_query(Query *q, List **vars);
+extern void mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars);
 extern void mt_kept_rows_create_objects(Oid relid, MtAnalysis *a);
 extern MtRefreshCounts mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter);
 
