@@ -310,6 +310,15 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_limit_groups FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, string_agg(b::text, ',' ORDER BY id) AS bs FROM cont.s GROUP BY g
        ORDER BY max(v) DESC, g OFFSET 1 FETCH FIRST 2 ROWS WITH TIES$$);
+-- a WITH query read twice (or MATERIALIZED), kept by keys: its rows are kept hidden, and the
+-- query reads them; a change of another source recomputes both
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_with_twice FRESHNESS = INTERVAL '1' SECOND
+    AS WITH per_g AS (SELECT g, count(*) AS n FROM cont.s GROUP BY g)
+       SELECT p.g, p.n, c.region FROM per_g p JOIN cont.c ON c.id = p.g
+        WHERE p.n = (SELECT max(n) FROM per_g);
+  CREATE MATERIALIZED TABLE k_with_materialized FRESHNESS = INTERVAL '1' SECOND
+    AS WITH big AS MATERIALIZED (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big$$);
 -- a global aggregate deltas cannot keep: the rows it aggregates are kept
 -- hidden, by keys, and it is computed from them
 SELECT materialized_table.execute($$
@@ -329,8 +338,6 @@ SELECT materialized_table.execute($$
     AS SELECT x.n, count(*) AS groups FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x GROUP BY x.n;
   CREATE MATERIALIZED TABLE f_joined_aggregate FRESHNESS = INTERVAL '1' SECOND
     AS SELECT x.g, x.n, c.region FROM (SELECT g, count(*) AS n FROM cont.s GROUP BY g) x JOIN cont.c ON c.id = x.g;
-  CREATE MATERIALIZED TABLE f_with_materialized FRESHNESS = INTERVAL '1' SECOND
-    AS WITH big AS MATERIALIZED (SELECT id FROM cont.s WHERE v > 20) SELECT id FROM big;
   CREATE MATERIALIZED TABLE f_with_recursive FRESHNESS = INTERVAL '1' SECOND
     AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT s.id, n.i FROM cont.s, n;
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND

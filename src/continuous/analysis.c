@@ -914,6 +914,70 @@ analyze_kept_input(Query *q, Oid viewid, List **wanted)
 	return a;
 }
 
+/*
+ * A query with one WITH query that is not inlined (read twice: TPC-H Q15)
+ * and kept by keys as a query of its own (reading no other WITH query):
+ * its rows are kept in a hidden state, and the query reads them wherever
+ * it read the WITH query (continuous/kept_rows.c).  The query's other
+ * sources recompute both.  NULL when it cannot be kept so.
+ */
+static MtAnalysis *
+analyze_kept_cte(Query *q, Oid viewid)
+{
+	CommonTableExpr *cte = linitial(q->cteList);
+	Query	   *sub;
+	Query	   *outer;
+	MtAnalysis *a;
+	MtAnalysis *others;
+	ListCell   *lc;
+	ListCell   *ln;
+	const char *rest;
+
+	if (list_length(q->cteList) != 1 || cte->cterecursive || !IsA(cte->ctequery, Query) ||
+		((Query *) cte->ctequery)->commandType != CMD_SELECT ||
+		((Query *) cte->ctequery)->cteList != NIL ||
+		((Query *) cte->ctequery)->limitCount || ((Query *) cte->ctequery)->limitOffset)
+		return NULL;
+	foreach(lc, cte->ctecolnames)
+		foreach(ln, cte->ctecolnames)
+			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
+				return NULL;
+	sub = copyObject((Query *) cte->ctequery);
+	ln = list_head(cte->ctecolnames);
+	foreach(lc, sub->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (tle->resjunk)
+			continue;
+		tle->resname = pstrdup(strVal(lfirst(ln)));
+		ln = lnext(cte->ctecolnames, ln);
+	}
+	/* what the query reads beside the WITH query */
+	outer = copyObject(q);
+	outer->cteList = NIL;
+	others = mt_full_analysis(viewid, outer, "");
+	if (others->poll || contain_mutable_functions((Node *) q))
+		return NULL;
+	a = analyze_query(sub, viewid, InvalidOid, true);
+	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+		return NULL;
+	mt_kept_rows_prepare_cte(a, q, sub);
+	rest = strchr(a->reason, ';');
+	a->reason = psprintf("the rows of its WITH query %s are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
+						 quote_identifier(cte->ctename), mt_name_list_text(a->keys), rest ? rest : "");
+	foreach(lc, others->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		use->family = list_length(a->uses);
+		a->uses = lappend(a->uses, use);
+		a->reason = psprintf("%s; a change of %s recomputes the whole table", a->reason,
+							 get_rel_name(use->relid));
+	}
+	return a;
+}
+
 static MtAnalysis *
 analyze_query_view(Oid viewid, Oid relid)
 {
@@ -940,12 +1004,17 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 	List	   *told = NIL;		/* relations said to recompute the table */
 	bool		any_keyed;
 	int			kept;
+	Query	   *orig;
 
+	/* (flattening inlines a WITH query in FROM, even one also read elsewhere) */
+	orig = q->cteList ? copyObject(q) : q;
 	q = mt_flatten_from_subqueries(q);
 	why = mt_unsupported_shape(viewid, q);
 	if (why && !keys_only && (kept = kept_subquery(q, viewid)) != 0 &&
 		!contain_mutable_functions((Node *) q) &&
 		(a = analyze_kept_subquery(q, kept, viewid)) != NULL)
+		return a;
+	if (why && !keys_only && q->cteList && (a = analyze_kept_cte(orig, viewid)) != NULL)
 		return a;
 	if (why)
 		return mt_full_analysis(viewid, q, why);

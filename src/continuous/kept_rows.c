@@ -133,13 +133,25 @@ mt_kept_rows_prepare_subquery(MtAnalysis *a, Query *q, int rtindex, Query *sub)
 	a->outer_rtindex = rtindex;
 }
 
-/* The derived view's query of a kept subquery: q reading the state. */
-static char *
-outer_sql(MtAnalysis *a, Oid stateid)
+/*
+ * mt_kept_rows_prepare_cte
+ *		The rows the state keeps: sub, the one WITH query of q (its columns
+ *		named as q reads them); the derived view is q reading the state
+ *		wherever it reads the WITH query.
+ */
+void
+mt_kept_rows_prepare_cte(MtAnalysis *a, Query *q, Query *sub)
 {
-	Query	   *q = copyObject(a->outer_query);
-	RangeTblEntry *rte = rt_fetch(a->outer_rtindex, q->rtable);
+	mt_kept_rows_prepare_subquery(a, q, 0, sub);
+	a->outer_cte = pstrdup(((CommonTableExpr *) linitial(q->cteList))->ctename);
+}
 
+/* An entry of the range table reads the state instead. */
+static void
+read_state(RangeTblEntry *rte, Oid stateid)
+{
+	if (rte->rtekind == RTE_CTE && rte->alias == NULL)
+		rte->alias = makeAlias(rte->eref->aliasname, NIL);
 	rte->rtekind = RTE_RELATION;
 	rte->relid = stateid;
 	rte->relkind = RELKIND_RELATION;
@@ -148,6 +160,59 @@ outer_sql(MtAnalysis *a, Oid stateid)
 	rte->security_barrier = false;
 	rte->inh = false;
 	rte->requiredPerms = ACL_SELECT;
+	rte->ctename = NULL;
+	rte->ctelevelsup = 0;
+	rte->self_reference = false;
+}
+
+typedef struct CteReplacer
+{
+	const char *name;
+	Oid			stateid;
+	int			depth;
+} CteReplacer;
+
+static bool
+replace_cte_walker(Node *node, CteReplacer *r)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_CTE && rte->ctelevelsup == r->depth &&
+			strcmp(rte->ctename, r->name) == 0)
+			read_state(rte, r->stateid);
+		return false;
+	}
+	if (IsA(node, Query))
+	{
+		bool		result;
+
+		r->depth++;
+		result = query_tree_walker((Query *) node, replace_cte_walker, r, QTW_EXAMINE_RTES_BEFORE);
+		r->depth--;
+		return result;
+	}
+	return expression_tree_walker(node, replace_cte_walker, r);
+}
+
+/* The derived view's query of a kept subquery: q reading the state. */
+static char *
+outer_sql(MtAnalysis *a, Oid stateid)
+{
+	Query	   *q = copyObject(a->outer_query);
+
+	if (a->outer_cte)
+	{
+		CteReplacer r = {a->outer_cte, stateid, 0};
+
+		(void) query_tree_walker(q, replace_cte_walker, &r, QTW_EXAMINE_RTES_BEFORE);
+		q->cteList = NIL;
+	}
+	else
+		read_state(rt_fetch(a->outer_rtindex, q->rtable), stateid);
 	return mt_query_text(q);
 }
 

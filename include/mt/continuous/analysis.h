@@ -190,7 +190,8 @@ typedef struct MtAnalysis
 								 * (NULL: no index serves it) */
 	Query	   *outer_query;	/* subquery: the query, which the derived
 								 * view is with the state in its place */
-	int			outer_rtindex;	/* ... at this range table entry */
+	int			outer_rtindex;	/* ... at this range table entry, */
+	char	   *outer_cte;		/* ... or wherever it reads this WITH query */
 } MtAnalysis;
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);

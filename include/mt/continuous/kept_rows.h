@@ -11,6 +11,10 @@
  *	  next must come from somewhere.  The state is the query without its
  *	  LIMIT and OFFSET, with the ORDER BY expressions it does not show
  *	  (__mt_sort_<n>); the table, its first rows.
+ *	- a WITH query the query reads more than once (TPC-H Q15), kept by
+ *	  keys: the state is its rows; the table, the query reading the state
+ *	  wherever it read the WITH query.  A change of a source the query
+ *	  reads beside it recomputes both.
  *	- a global aggregate that deltas cannot keep (TPC-H Q17): the state
  *	  is the rows it aggregates, with each column of the query's level it
  *	  reads; the table, the query's aggregates over the state.
@@ -40,6 +44,7 @@
 extern const char *mt_kept_rows_unfit(Query *q);
 extern void mt_kept_rows_prepare(MtAnalysis *a, Query *q);
 extern void mt_kept_rows_prepare_subquery(MtAnalysis *a, Query *q, int rtindex, Query *sub);
+extern void mt_kept_rows_prepare_cte(MtAnalysis *a, Query *q, Query *sub);
 extern Query *mt_kept_rows_input_query(Query *q, List **vars);
 extern void mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars);
 extern void mt_kept_rows_create_objects(Oid relid, MtAnalysis *a);
