@@ -38,12 +38,14 @@ CREATE TABLE materialized_table_internal.change_deltas (
 );
 CREATE INDEX change_deltas_relid_idx ON materialized_table_internal.change_deltas (relid);
 
--- Groups of a table maintained by deltas through a join that were
--- recomputed from the sources as of a snapshot (a change of a joined
--- source named them): a change decoded later whose transaction that
--- snapshot saw is already counted in them.  A baseline is a filter (each
--- family: its columns, each with the values it matches) and the snapshot's
--- xmin, xmax and xip; it is forgotten once decoding has passed lsn.
+-- Groups of a table maintained by deltas that were recomputed from the
+-- sources as of a snapshot (a change of a joined source named them, or a
+-- changed row removed the value of their min or max): a change decoded
+-- later whose transaction that snapshot saw is already counted in them.  A
+-- baseline is a filter (each family: its columns, each with the values it
+-- matches; a family numbered below zero matches them row by row, the i-th
+-- value of every column together) and the snapshot's xmin, xmax and xip;
+-- it is forgotten once decoding has passed lsn.
 CREATE TABLE materialized_table_internal.continuous_baseline (
     relid oid NOT NULL,
     lsn pg_lsn NOT NULL,

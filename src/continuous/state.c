@@ -195,6 +195,7 @@ mt_cont_group_baselines(Oid relid)
 		if (family == NULL || row_family != family_no)
 		{
 			family = palloc0(sizeof(MtFilterFamily));
+			family->rowwise = (row_family < 0);
 			b->groups = lappend(b->groups, family);
 			family_no = row_family;
 		}
@@ -213,7 +214,12 @@ mt_cont_group_baselines(Oid relid)
 
 /*
  * Record that the groups were recomputed as of snap; every transaction it
- * saw had committed before lsn.
+ * saw had committed before lsn.  A family whose columns are matched row by
+ * row (MtFilterFamily.rowwise: the groups of a DELTAS table re-read for
+ * their min or max, by two or more columns) is numbered below zero: read
+ * back column by column, it would name every combination of its values,
+ * and a change the snapshot saw would then add nothing to groups that
+ * were not recomputed.
  */
 void
 mt_cont_record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr lsn)
@@ -232,9 +238,12 @@ mt_cont_record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr
 					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", 10, types);
 	foreach(lf, groups)
 	{
+		MtFilterFamily *family = lfirst(lf);
+		int			family_no = foreach_current_index(lf);
 		ListCell   *lc;
 
-		foreach(lc, ((MtFilterFamily *) lfirst(lf))->columns)
+		values[2] = Int32GetDatum(family->rowwise ? -1 - family_no : family_no);
+		foreach(lc, family->columns)
 		{
 			MtFilterColumn *col = lfirst(lc);
 			Datum	   *elems = palloc(sizeof(Datum) * (list_length(col->values) + 1));
@@ -242,7 +251,6 @@ mt_cont_record_group_baseline(Oid relid, List *groups, Snapshot snap, XLogRecPtr
 
 			foreach(lv, col->values)
 				elems[foreach_current_index(lv)] = CStringGetTextDatum(lfirst(lv));
-			values[2] = Int32GetDatum(foreach_current_index(lf));
 			values[3] = Int32GetDatum(foreach_current_index(lc));
 			values[4] = CStringGetTextDatum(col->name);
 			values[5] = PointerGetDatum(construct_array(elems, list_length(col->values), TEXTOID,
