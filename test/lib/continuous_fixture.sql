@@ -102,4 +102,17 @@ CREATE MATERIALIZED TABLE load.ownchain FRESHNESS = INTERVAL '2' SECOND AS
 CREATE MATERIALIZED TABLE load.chainjoin FRESHNESS = INTERVAL '2' SECOND AS
   SELECT a.grp, count(*) AS n, sum(a.id) AS ids FROM load.accounts a JOIN load.agg g ON g.grp = a.grp
   WHERE g.n > 95 GROUP BY a.grp;
+-- rows kept by keys in a hidden state: a LIMIT over keys, a query over an
+-- aggregating FROM subquery, a WITH query read twice, a global aggregate
+CREATE MATERIALIZED TABLE load.kept_top FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT id, grp, balance FROM load.accounts WHERE grp < 20 ORDER BY balance DESC, id LIMIT 7;
+CREATE MATERIALIZED TABLE load.kept_sub FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT n, count(*) AS customers FROM (SELECT c.id, count(o.id) AS n FROM load.customers c
+    LEFT JOIN load.orders o ON o.customer_id = c.id GROUP BY c.id) x GROUP BY n;
+CREATE MATERIALIZED TABLE load.kept_cte FRESHNESS = INTERVAL '1' SECOND AS
+  WITH per_grp AS (SELECT grp, count(*) AS n FROM load.accounts GROUP BY grp)
+  SELECT grp, n FROM per_grp WHERE n >= (SELECT max(n) - 3 FROM per_grp);
+CREATE MATERIALIZED TABLE load.kept_input FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT count(DISTINCT customer_id) AS buyers, string_agg(DISTINCT ds::text, ',' ORDER BY ds::text) AS days
+  FROM load.orders WHERE amount > 95;
 $$);
