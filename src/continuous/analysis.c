@@ -959,6 +959,10 @@ analyze_kept_cte(Query *q, Oid viewid)
 	others = mt_full_analysis(viewid, outer, "");
 	if (others->poll || contain_mutable_functions((Node *) q))
 		return NULL;
+	/* decoded rows know nothing of the policies the query applies */
+	foreach(lc, others->uses)
+		if (mt_has_row_security(((MtSourceUse *) lfirst(lc))->relid))
+			return NULL;
 	a = analyze_query(sub, viewid, InvalidOid, true);
 	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
 		return NULL;

@@ -60,8 +60,8 @@ descendants_decodable(Oid relid)
 }
 
 /* Is row level security enabled on the relation? */
-static bool
-has_row_security(Oid relid)
+bool
+mt_has_row_security(Oid relid)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	bool		result = false;
@@ -278,7 +278,7 @@ mt_unsupported_shape(Oid viewid, Query *q)
 		if (rte->inh && !descendants_decodable(rte->relid))
 			return "the query reads a table with a partition or child table that is foreign, temporary or unlogged";
 		/* decoded rows know nothing of the policies the query applies */
-		if (has_row_security(rte->relid))
+		if (mt_has_row_security(rte->relid))
 			return "the query reads a table with row level security";
 	}
 	if (contain_mutable_functions((Node *) q))

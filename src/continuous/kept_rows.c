@@ -538,7 +538,8 @@ mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 	if (a->top_index)
 		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, a->top_index), SPI_OK_UTILITY);
 	CommandCounterIncrement();
-	mt_spi_exec(psprintf("CREATE VIEW %s AS %s", hidden_name("derived_", relid),
+	/* as its reader, the table's owner: it may read the query's sources too */
+	mt_spi_exec(psprintf("CREATE VIEW %s WITH (security_invoker = true) AS %s", hidden_name("derived_", relid),
 						 a->outer_query ?
 						 outer_sql(a, mt_hidden_relid("state_", relid)) :
 						 psprintf("SELECT %s FROM %s%s", a->top_columns, state, a->top_clauses)),

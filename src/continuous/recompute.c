@@ -31,8 +31,10 @@
 #include "mt/continuous/kept_rows.h"
 #include "mt/utils/extension.h"
 
-/* a keys pass over fewer keys is not a measure of the cost per key */
+/* a keys pass over fewer keys is not a measure of the cost per key ... */
 #define MIN_MEASURED_KEYS		200
+/* ... unless it took this long, and twice a full recompute */
+#define SLOW_KEYS_PASS_MS		20
 
 /*
  * Is the DELTAS table its own state (MtAnalysis.in_place)?  What its
@@ -423,10 +425,11 @@ mt_cont_measure_keys(ContTable *t, int64 nkeys, TimestampTz start)
 
 	/*
 	 * A pass over few keys is mostly fixed costs: not a measure -- unless
-	 * it took longer than a recompute of everything (each key rereads many
+	 * it took well over a recompute of everything (each key rereads many
 	 * rows of the sources: the changed suppliers of TPC-H Q15, whose state
 	 * holds one row each), which the next as large should be instead.
 	 */
-	if (nkeys > 0 && (nkeys >= MIN_MEASURED_KEYS || (t->full_ms > 0 && ms > t->full_ms)))
+	if (nkeys > 0 && (nkeys >= MIN_MEASURED_KEYS ||
+					  (t->full_ms > 0 && ms > 2 * t->full_ms && ms > SLOW_KEYS_PASS_MS)))
 		t->key_ms = mt_cont_measured(t->key_ms, ms / nkeys);
 }

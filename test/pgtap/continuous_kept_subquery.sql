@@ -43,7 +43,7 @@ BEGIN
 END
 $$;
 
-SELECT plan(13);
+SELECT plan(15);
 
 SELECT lives_ok($$SELECT materialized_table.execute($m$
   CREATE MATERIALIZED TABLE tap_kept_sub.order_counts FRESHNESS = INTERVAL '1' SECOND AS
@@ -99,7 +99,32 @@ INSERT INTO orders VALUES (1, 1, 5, 'ok'), (2, 2, 7, 'ok');
 SELECT isnt(converged(20), NULL, 'after a TRUNCATE and new rows the tables follow');
 SELECT cmp_ok(cycles('FULL'), '>', 0::bigint, 'a recompute would have been seen');
 
+-- the table is computed from the state as its owner: one who may no
+-- longer read a source the query reads beside the WITH query gets the
+-- cycle refused, not the rows
+CREATE ROLE regress_kept_owner;
+GRANT USAGE, CREATE ON SCHEMA tap_kept_sub TO regress_kept_owner;
+GRANT SELECT ON orders, customers TO regress_kept_owner;
+SET ROLE regress_kept_owner;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_kept_sub.owned FRESHNESS = INTERVAL '1' SECOND AS
+    WITH x AS (SELECT customer_id, count(*) AS n FROM tap_kept_sub.orders GROUP BY customer_id)
+    SELECT c.region, x.n FROM x JOIN tap_kept_sub.customers c ON c.id = x.customer_id
+     WHERE x.n = (SELECT max(n) FROM x)$$) \g /dev/null
+RESET ROLE;
+SELECT isnt(wait_for($$SELECT synced FROM materialized_table_internal.continuous_state
+                        WHERE relid = 'tap_kept_sub.owned'::regclass$$, 30),
+            NULL, 'a table of another owner is taken up');
+REVOKE SELECT ON customers FROM regress_kept_owner;
+INSERT INTO orders VALUES (3, 2, 9, 'ok');
+SELECT isnt(wait_for($$SELECT count(*) > 0 FROM materialized_table.refresh_history
+                        WHERE table_name = 'tap_kept_sub.owned'::regclass AND status = 'FAILED'
+                          AND error LIKE '%permission denied for table customers%'$$, 30),
+            NULL, 'without the right to read a source, its cycle is refused');
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_kept_sub.owned') \g /dev/null
+
 SELECT * FROM finish();
 SELECT materialized_table.execute(string_agg(format('DROP MATERIALIZED TABLE %s', table_name), '; '))
   FROM mine \g /dev/null
 DROP SCHEMA tap_kept_sub CASCADE;
+DROP ROLE regress_kept_owner;

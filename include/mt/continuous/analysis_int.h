@@ -45,6 +45,7 @@ extern bool mt_is_view_self(RangeTblEntry *rte, Oid viewid);
 extern MtAnalysis *mt_full_analysis(Oid viewid, Query *q, const char *reason);
 extern List *mt_sublink_relids(Query *q);
 extern const char *mt_unsupported_shape(Oid viewid, Query *q);
+extern bool mt_has_row_security(Oid relid);
 extern Var *mt_base_var(Query *q, Node *node);
 extern bool mt_same_var(MtVarRef a, MtVarRef b);
 extern void mt_relids_under(Query *q, Node *node, List **relids);
