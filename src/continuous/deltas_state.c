@@ -164,50 +164,6 @@ mt_deltas_drop_objects(Oid relid)
 }
 
 /*
- * Insert the rows of the last SPI result into the state table, one array
- * parameter per column.
- */
-static void
-insert_result(const char *state, Oid relid)
-{
-	SPITupleTable *result = SPI_tuptable;
-	uint64		n = SPI_processed;
-	TupleDesc	desc = result->tupdesc;
-	Oid		   *types = palloc(sizeof(Oid) * (desc->natts + 1));
-	Datum	   *arrays = palloc(sizeof(Datum) * (desc->natts + 1));
-	StringInfoData unnest;
-	int			c;
-
-	if (n == 0)
-		return;
-	initStringInfo(&unnest);
-	for (c = 0; c < desc->natts; c++)
-	{
-		Oid			type = TupleDescAttr(desc, c)->atttypid;
-		Datum	   *elems = palloc(sizeof(Datum) * n);
-		bool	   *nulls = palloc(sizeof(bool) * n);
-		int			dims[1] = {(int) n};
-		int			lbs[1] = {1};
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		uint64		r;
-
-		for (r = 0; r < n; r++)
-			elems[r] = SPI_getbinval(result->vals[r], desc, c + 1, &nulls[r]);
-		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
-		types[c] = get_array_type(type);
-		arrays[c] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, typlen,
-													   typbyval, typalign));
-		appendStringInfo(&unnest, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
-	}
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM ROWS FROM (%s)",
-									   state, unnest.data),
-							  desc->natts, types, arrays, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
-}
-
-/*
  * mt_deltas_rebuild_state
  *		Recompute the state from the sources, as of snapshot: all of it, or
  *		the groups the filter names (on group columns).  The groups are
@@ -276,7 +232,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 		elog(ERROR, "could not rebuild the state of \"%s\"", get_rel_name(relid));
 	PopActiveSnapshot();
 	if (parallel)
-		insert_result(state, relid);
+		mt_spi_insert_result(state);
 	MT_INTERNAL_END();
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);

@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "mt/catalog/catalog.h"
@@ -555,6 +556,32 @@ mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 	CommandCounterIncrement();
 }
 
+/* a state of more rows is rebuilt without holding them in memory */
+#define MAX_PARALLEL_ROWS		1000000
+
+/*
+ * Rebuild the whole state by a query that may run in parallel, as REFRESH
+ * MATERIALIZED VIEW's does (an INSERT ... SELECT may not), its rows then
+ * inserted?  Not for one of more than MAX_PARALLEL_ROWS rows, nor with a
+ * column of a type without an array type (the rows travel in arrays).
+ */
+static bool
+parallel_rebuild(Oid stateid, TupleDesc desc)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(stateid));
+	bool		parallel = true;
+
+	if (HeapTupleIsValid(tup))
+	{
+		parallel = ((Form_pg_class) GETSTRUCT(tup))->reltuples < MAX_PARALLEL_ROWS;
+		ReleaseSysCache(tup);
+	}
+	for (int c = 0; c < desc->natts; c++)
+		if (!OidIsValid(get_array_type(TupleDescAttr(desc, c)->atttypid)))
+			parallel = false;
+	return parallel;
+}
+
 /*
  * mt_kept_rows_refresh
  *		Replace the state's rows of the keys the filter names (NIL: all of
@@ -598,14 +625,27 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
 		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
 	}
-	mt_favour_index_lookups();
+	if (filter != NIL)
+		mt_favour_index_lookups();
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
-							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM (%s) r%s", state,
-									   a->body_sql, where_rows),
-							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
+	if (filter == NIL && parallel_rebuild(stateid, desc))
+	{
+		/* all of them: read by a query that may run in parallel */
+		SPIPlanPtr	plan = SPI_prepare_cursor(psprintf("SELECT * FROM (%s) r", a->body_sql),
+											  0, NULL, CURSOR_OPT_PARALLEL_OK);
+		SPIExecuteOptions options = {0};
+
+		if (plan == NULL || SPI_execute_plan_extended(plan, &options) != SPI_OK_SELECT)
+			elog(ERROR, "could not compute the state of \"%s\"", get_rel_name(relid));
+		mt_spi_insert_result(state);
+	}
+	else if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM (%s) r%s", state,
+											a->body_sql, where_rows),
+								   nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
 	MT_INTERNAL_END();
 	SPI_finish();

@@ -19,6 +19,9 @@
 
 #include "common/hashfn.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "mt/utils/spi_plans.h"
@@ -210,4 +213,51 @@ mt_spi_int8_as_extension_owner(const char *sql, const char *failure)
 	SPI_finish();
 	mt_as_extension_owner_end(&user);
 	return result;
+}
+
+/*
+ * mt_spi_insert_result
+ *		Insert the rows of the last SPI result into table (its qualified,
+ *		quoted name), one array parameter per column: a query that may run
+ *		in parallel, as an INSERT ... SELECT may not, then its rows.  Each
+ *		column's type must have an array type.
+ */
+void
+mt_spi_insert_result(const char *table)
+{
+	SPITupleTable *result = SPI_tuptable;
+	uint64		n = SPI_processed;
+	TupleDesc	desc = result->tupdesc;
+	Oid		   *types = palloc(sizeof(Oid) * (desc->natts + 1));
+	Datum	   *arrays = palloc(sizeof(Datum) * (desc->natts + 1));
+	StringInfoData unnest;
+	int			c;
+
+	if (n == 0)
+		return;
+	initStringInfo(&unnest);
+	for (c = 0; c < desc->natts; c++)
+	{
+		Oid			type = TupleDescAttr(desc, c)->atttypid;
+		Datum	   *elems = palloc(sizeof(Datum) * n);
+		bool	   *nulls = palloc(sizeof(bool) * n);
+		int			dims[1] = {(int) n};
+		int			lbs[1] = {1};
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		uint64		r;
+
+		for (r = 0; r < n; r++)
+			elems[r] = SPI_getbinval(result->vals[r], desc, c + 1, &nulls[r]);
+		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+		types[c] = get_array_type(type);
+		arrays[c] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, type, typlen,
+													   typbyval, typalign));
+		appendStringInfo(&unnest, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
+	}
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM ROWS FROM (%s)",
+									   table, unnest.data),
+							  desc->natts, types, arrays, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert the rows of %s", table);
 }

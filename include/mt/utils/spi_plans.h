@@ -22,5 +22,7 @@ extern void mt_spi_run_as_extension_owner(const char *sql, bool saved, int nargs
 										  Datum *values, const char *nulls, int expected,
 										  const char *failure);
 extern int64 mt_spi_int8_as_extension_owner(const char *sql, const char *failure);
+/* insert the last SPI result's rows into a table (a qualified, quoted name) */
+extern void mt_spi_insert_result(const char *table);
 
 #endif							/* MT_SPI_PLANS_H */
