@@ -353,6 +353,33 @@ name_keys(MtGraph *g, Var *base, AttrNumber attno, List *candidates, List *candi
 	}
 }
 
+/*
+ * name_keys for an occurrence that a correlation already made a lookup
+ * (correlated_lookup): when this condition names keys, the occurrence's
+ * changed rows name them themselves, and the lookup goes (its column and
+ * the keys' would otherwise be read as one key: x IN (SELECT y ... WHERE
+ * outer.c = inner.c), found by the differential test, seed 22 q0771).
+ */
+static void
+name_use_keys(MtGraph *g, Var *base, AttrNumber attno, List *candidates, List *candidate_names,
+			  MtSourceUse *use)
+{
+	char	   *lookup = use->lookup_sql;
+	List	   *attnums = use->attnums;
+
+	if (lookup != NULL)
+	{
+		use->lookup_sql = NULL;
+		use->attnums = NIL;
+	}
+	name_keys(g, base, attno, candidates, candidate_names, use);
+	if (lookup != NULL && use->key_columns == NIL)
+	{
+		use->lookup_sql = lookup;
+		use->attnums = attnums;
+	}
+}
+
 /* Do rel (and, with inh, its children) decode updates and deletes whole? */
 static bool
 identity_full(Oid relid, bool inh)
@@ -498,7 +525,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			if (inner == NULL || base == NULL || g->nullable[base->varno])
 				continue;
 			use = occurrence_use(&found, sq, inner->varno);
-			name_keys(g, base, inner->varattno, candidates, candidate_names, use);
+			name_use_keys(g, base, inner->varattno, candidates, candidate_names, use);
 			correlated_lookup(a, top, use, base, inner->varattno);
 		}
 	}
@@ -540,7 +567,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 		if (inner == NULL || base == NULL || g->nullable[base->varno])
 			continue;
 		use = occurrence_use(&found, sq, inner->varno);
-		name_keys(g, base, inner->varattno, candidates, candidate_names, use);
+		name_use_keys(g, base, inner->varattno, candidates, candidate_names, use);
 		correlated_lookup(a, top, use, base, inner->varattno);
 	}
 
