@@ -34,7 +34,7 @@ CREATE FUNCTION cycles_since(mark timestamptz) RETURNS text LANGUAGE sql AS $$
      WHERE h.table_name = to_regclass('tap_js.revenue') AND h.trigger = 'CONTINUOUS'
        AND h.started_at > mark AND h.status = 'SUCCEEDED' $$;
 
-SELECT plan(22);
+SELECT plan(23);
 
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_js.revenue FRESHNESS = INTERVAL '1' SECOND AS
@@ -146,13 +146,14 @@ BEGIN;
 INSERT INTO orders VALUES (5000, 44, 'O');
 INSERT INTO pace VALUES (1, 1);
 COMMIT;
--- the worker decodes them, and adjusts paced
-SELECT pg_sleep(1.5) \g /dev/null
+-- the worker decodes them, and adjusts paced (3 s) before by_nation
+SELECT isnt(wait_for($$SELECT query = 'materialized_table: maintaining paced' FROM pg_stat_activity
+                        WHERE pid = tap_js.worker_pid()$$, 20), NULL, 'the worker applies the batch');
 SELECT ok(coalesce((SELECT age(s.xmin) >= age(w.xid)
                       FROM pg_replication_slots s,
                            dblink('tap_js_late', 'SELECT pg_current_xact_id()::xid') AS w(xid xid)
                      WHERE s.slot_name = slot_name()), false),
-          'while a batch is applied, the slot holds an xmin no newer than a transaction running when it was decoded');
+          'meanwhile the slot holds an xmin no newer than a transaction running when it was decoded');
 SELECT dblink_exec('tap_js_late', 'COMMIT') \g /dev/null
 SELECT dblink_disconnect('tap_js_late') \g /dev/null
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_js.paced') \g /dev/null
