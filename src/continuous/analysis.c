@@ -1122,7 +1122,7 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 									 kept, get_rel_name(a->delta_source));
 			else
 				a->reason = psprintf("%s by each changed row of %s and of %s, joined with the other sources as the changes left them "
-									 "(a cycle that cannot read them so, under concurrent writes, recomputes what those rows name)",
+									 "(a cycle that cannot read them so recomputes what those rows name)",
 									 kept, get_rel_name(a->delta_source), mt_name_list_text(side_names));
 			if (named != NIL)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",

@@ -9,7 +9,10 @@
  *
  *	1. decode: read the WAL flushed so far; for every change of a source,
  *	   note what each table that reads it needs -- key values (KEYS), the
- *	   row itself (DELTAS), or "everything" (FULL, TRUNCATE, too much);
+ *	   row itself (DELTAS), or "everything" (FULL, TRUNCATE, too much).
+ *	   With DELTAS joins, the slot holds an xmin from before decoding until
+ *	   the batch is applied (the delta rule's snapshot: see
+ *	   continuous/snapshot.c);
  *	2. apply: tables that are due get the work done (each in a
  *	   subtransaction, so one failure costs only that table, whose work is
  *	   then kept); the others -- suspended, or not due yet -- get it
@@ -62,6 +65,7 @@
 #include "pgstat.h"
 #include "replication/logical.h"
 #include "replication/origin.h"
+#include "replication/slot.h"
 #include "storage/procarray.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -345,6 +349,25 @@ try_apply_batch(ContWorker *w, XLogRecPtr batch_end)
 }
 
 /*
+ * Does a table join sources whose changes all adjust it (the delta rule,
+ * whose snapshot needs the slot to hold an xmin: continuous/snapshot.c)?
+ */
+static bool
+joins_by_deltas(ContWorker *w)
+{
+	ListCell   *lc;
+
+	foreach(lc, w->tables)
+	{
+		ContTable  *t = lfirst(lc);
+
+		if (t->analysis->strategy == MT_STRATEGY_DELTAS && t->analysis->delta_join)
+			return true;
+	}
+	return false;
+}
+
+/*
  * mt_continuous_worker_cycle
  *		Decode, apply, confirm.  Returns how long to wait (ms) before the
  *		next cycle.
@@ -372,6 +395,8 @@ mt_continuous_worker_cycle(void)
 		/* the previous batch is committed: the slot may release its WAL */
 		if (w->confirm_lsn != InvalidXLogRecPtr)
 			LogicalConfirmReceivedLocation(w->confirm_lsn);
+		/* for the delta rule's snapshots, until the batch is applied */
+		mt_batch_hold(joins_by_deltas(w));
 		/* what committed before this is read in this cycle (unless it is full) */
 		w->batch_horizon = GetCurrentTimestamp();
 		mt_cont_batch_reset(w);
@@ -385,6 +410,11 @@ mt_continuous_worker_cycle(void)
 		return 200;				/* DDL holds something: again shortly */
 	w->batch_pending = false;
 	w->confirm_lsn = w->pending_end;
+	if (mt_batch_holding() && mt_cont_acquire_slot(w))
+	{
+		mt_batch_hold(false);
+		ReplicationSlotRelease();
+	}
 	if (!w->batch_full)
 		mt_worker_set_horizon(w->batch_horizon);
 	pgstat_report_activity(STATE_IDLE, NULL);

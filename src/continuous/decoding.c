@@ -33,6 +33,7 @@
 #include "mt/continuous/continuous.h"
 #include "mt/continuous/cycle_int.h"
 #include "mt/continuous/decoder.h"
+#include "mt/continuous/snapshot.h"
 #include "mt/refresh/refresh.h"
 #include "mt/utils/spi_plans.h"
 
@@ -190,6 +191,7 @@ mt_cont_ensure_decoding(ContWorker *w)
 	}
 
 	ReplicationSlotAcquire(w->slot_name, true);
+	mt_batch_hold(false);		/* one a stopped worker left */
 	w->confirm_lsn = InvalidXLogRecPtr;
 	start = replorigin_session_get_progress(false);
 
@@ -225,6 +227,7 @@ close_decoding(ContWorker *w)
 		return;
 	if (MyReplicationSlot == NULL && SearchNamedReplicationSlot(w->slot_name, true))
 		ReplicationSlotAcquire(w->slot_name, true);
+	mt_batch_hold(false);
 	if (MyReplicationSlot)
 	{
 		FreeDecodingContext(w->decoding);

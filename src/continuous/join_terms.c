@@ -14,7 +14,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xlog.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -31,6 +33,101 @@ typedef struct RowClass
 	Bitmapset  *mask;			/* which baselines saw them */
 	List	   *tuples;			/* HeapTuple */
 } RowClass;
+
+/* A changed row, to find the same row taken away again (cancel_out). */
+typedef struct RowImage
+{
+	uint32		hash;
+	int			position;		/* in its class */
+	HeapTuple	tuple;
+} RowImage;
+
+/* A row's columns, as bytes: the same bytes are the same row. */
+static uint32
+row_hash(HeapTuple tuple)
+{
+	Size		start = offsetof(HeapTupleHeaderData, t_bits);
+
+	return hash_bytes((const unsigned char *) tuple->t_data + start, tuple->t_len - start);
+}
+
+static bool
+same_row(HeapTuple a, HeapTuple b)
+{
+	Size		start = offsetof(HeapTupleHeaderData, t_bits);
+
+	return a->t_len == b->t_len &&
+		HeapTupleHeaderGetNatts(a->t_data) == HeapTupleHeaderGetNatts(b->t_data) &&
+		(a->t_data->t_infomask & HEAP_HASNULL) == (b->t_data->t_infomask & HEAP_HASNULL) &&
+		a->t_data->t_hoff == b->t_data->t_hoff &&
+		memcmp((char *) a->t_data + start, (char *) b->t_data + start, a->t_len - start) == 0;
+}
+
+static int
+by_hash(const void *a, const void *b)
+{
+	uint32		x = ((const RowImage *) a)->hash;
+	uint32		y = ((const RowImage *) b)->hash;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Rows a batch added and took away again (a row updated twice gives its
+ * middle version both ways) add nothing to any term of the delta rule,
+ * which is linear in each source's changed rows: cancelled, they leave
+ * terms the size of what changed, not of how often (a customer moved ten
+ * times in a batch is two rows, not twenty, in every product with the
+ * changed orders).  removed and added are classes of the same baselines.
+ */
+static void
+cancel_out(RowClass *removed, RowClass *added)
+{
+	int			n = list_length(removed->tuples);
+	RowImage   *images = palloc(sizeof(RowImage) * n);
+	bool	   *gone = palloc0(sizeof(bool) * n);
+	List	   *kept = NIL;
+	ListCell   *lc;
+
+	foreach(lc, removed->tuples)
+	{
+		RowImage   *image = &images[foreach_current_index(lc)];
+
+		image->tuple = lfirst(lc);
+		image->hash = row_hash(image->tuple);
+		image->position = foreach_current_index(lc);
+	}
+	qsort(images, n, sizeof(RowImage), by_hash);
+	foreach(lc, added->tuples)
+	{
+		HeapTuple	tuple = lfirst(lc);
+		uint32		hash = row_hash(tuple);
+		int			lo = 0;
+		int			hi = n;
+		bool		cancelled = false;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (images[mid].hash < hash)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && images[lo].hash == hash && !cancelled; lo++)
+			if (!gone[images[lo].position] && same_row(images[lo].tuple, tuple))
+				gone[images[lo].position] = cancelled = true;
+		if (!cancelled)
+			kept = lappend(kept, tuple);
+	}
+	added->tuples = kept;
+	kept = NIL;
+	foreach(lc, removed->tuples)
+		if (!gone[foreach_current_index(lc)])
+			kept = lappend(kept, lfirst(lc));
+	removed->tuples = kept;
+}
 
 static List *
 row_classes(List *changes, List *baselines)
@@ -66,6 +163,21 @@ row_classes(List *changes, List *baselines)
 			classes = lappend(classes, class);
 		}
 		class->tuples = lappend(class->tuples, rc->tuple);
+	}
+	foreach(lc, classes)
+	{
+		RowClass   *removed = lfirst(lc);
+		ListCell   *la;
+
+		if (removed->sign != -1)
+			continue;
+		foreach(la, classes)
+		{
+			RowClass   *added = lfirst(la);
+
+			if (added->sign == 1 && bms_equal(added->mask, removed->mask))
+				cancel_out(removed, added);
+		}
 	}
 	return classes;
 }

@@ -28,23 +28,8 @@ state() {
              WHERE m.table_name = '$1'::regclass"
 }
 
-# converge TABLE...: until each table equals its query (EXCEPT ALL both ways)
-converge() {
-    local deadline=$((SECONDS + 90)) bad=""
-    while [ $SECONDS -lt $deadline ]; do
-        bad=""
-        for t in "$@"; do
-            n=$(sql -c "SELECT sw.mismatches('$t')" 2>/dev/null || echo error)
-            [ "$n" = 0 ] || bad="$bad $t:$n"
-        done
-        [ -z "$bad" ] && return 0
-        sleep 1
-    done
-    echo "tables did not converge:$bad" >&2
-    sql -c "SELECT relid::regclass, strategy, synced, needs_full, pending_since FROM materialized_table_internal.continuous_state" >&2
-    grep -E 'materialized_table|ERROR' "$MT_TEST_DIR/server.log" | tail -20 >&2
-    return 1
-}
+MT_SCHEMA=sw
+. "$top/test/lib/converge.sh"
 
 sql >/dev/null <<'SQL'
 SET client_min_messages = warning;
