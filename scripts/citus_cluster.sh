@@ -17,7 +17,8 @@
 # Citus is not packaged by Debian.  Its source is looked for in
 # MT_CITUS_TARBALL, then in ../shared/vendor/ and ../../shared/vendor/ of the
 # repository, then /work/shared/vendor/ (citus-*.tar.gz).  It is built in
-# MT_CITUS_BUILD (default /var/tmp/materialized_table-citus), outside the
+# MT_CITUS_BUILD (default /var/tmp/materialized_table-citus for Debian's
+# PostgreSQL, -<hash of PG_CONFIG's path> after it for another), outside the
 # repository, and that build is reused by later runs.  PG_CONFIG says which
 # PostgreSQL (default /usr/lib/postgresql/15/bin/pg_config).
 #
@@ -30,7 +31,14 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
-BUILD=${MT_CITUS_BUILD:-/var/tmp/materialized_table-citus}
+# a build is configured for one PostgreSQL: another's gets its own directory
+if [ -n "${MT_CITUS_BUILD:-}" ]; then
+    BUILD=$MT_CITUS_BUILD
+elif [ "$(realpath "$PG_CONFIG")" = /usr/lib/postgresql/15/bin/pg_config ]; then
+    BUILD=/var/tmp/materialized_table-citus
+else
+    BUILD=/var/tmp/materialized_table-citus-$(realpath "$PG_CONFIG" | md5sum | cut -c1-8)
+fi
 
 find_tarball() {
     local t
