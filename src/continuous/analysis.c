@@ -827,6 +827,60 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 
 static MtAnalysis *analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only);
 
+/* Does each name of the list stand once (the state's columns)? */
+static bool
+names_distinct(List *names)
+{
+	ListCell   *lc;
+	ListCell   *ln;
+
+	foreach(lc, names)
+		foreach(ln, names)
+			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
+				return false;
+	return true;
+}
+
+/*
+ * The analysis by keys of sub, rows below a query that are to be kept
+ * (continuous/kept_rows.c), its result columns named names; NULL if sub is
+ * not kept by keys.
+ */
+static MtAnalysis *
+analyze_kept_rows(Query *sub, List *names, Oid viewid)
+{
+	ListCell   *lc;
+	ListCell   *ln = list_head(names);
+	MtAnalysis *a;
+
+	foreach(lc, sub->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (tle->resjunk || ln == NULL)
+			continue;
+		tle->resname = pstrdup(strVal(lfirst(ln)));
+		ln = lnext(names, ln);
+	}
+	a = analyze_query(copyObject(sub), viewid, InvalidOid, true);
+	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+		return NULL;
+	return a;
+}
+
+/*
+ * The reason of a table over kept rows: what they are, the keys, then
+ * what the rows' analysis tells of each source (after its first sentence).
+ */
+static char *
+kept_reason(MtAnalysis *a, const char *rows)
+{
+	const char *rest = strchr(a->reason, ';');
+
+	return psprintf("%s are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
+					rows, mt_name_list_text(a->keys), rest ? rest : "");
+}
+
 /*
  * A query whose FROM is one subquery that could not be merged into it (it
  * aggregates, say: TPC-H Q13), reading every source of the query: the
@@ -840,7 +894,6 @@ kept_subquery(Query *q, Oid viewid)
 	RangeTblRef *ref;
 	RangeTblEntry *rte;
 	ListCell   *lc;
-	ListCell   *ln;
 
 	if (q->setOperations || q->hasSubLinks || q->cteList ||
 		list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
@@ -855,10 +908,8 @@ kept_subquery(Query *q, Oid viewid)
 		rte->subquery->limitCount || rte->subquery->limitOffset)
 		return 0;
 	/* its columns become the state's: each must have a name of its own */
-	foreach(lc, rte->eref->colnames)
-		foreach(ln, rte->eref->colnames)
-			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
-				return 0;
+	if (!names_distinct(rte->eref->colnames))
+		return 0;
 	return ref->rtindex;
 }
 
@@ -872,28 +923,12 @@ analyze_kept_subquery(Query *q, int rtindex, Oid viewid)
 {
 	RangeTblEntry *rte = rt_fetch(rtindex, q->rtable);
 	Query	   *sub = copyObject(rte->subquery);
-	ListCell   *lc;
-	ListCell   *ln = list_head(rte->eref->colnames);
-	MtAnalysis *a;
-	const char *rest;
+	MtAnalysis *a = analyze_kept_rows(sub, rte->eref->colnames, viewid);
 
-	foreach(lc, sub->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-
-		if (tle->resjunk)
-			continue;
-		tle->resname = pstrdup(strVal(lfirst(ln)));
-		ln = lnext(rte->eref->colnames, ln);
-	}
-	a = analyze_query(sub, viewid, InvalidOid, true);
-	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+	if (a == NULL)
 		return NULL;
 	mt_kept_rows_prepare_subquery(a, q, rtindex, sub);
-	/* (what follows the first sentence tells of each source) */
-	rest = strchr(a->reason, ';');
-	a->reason = psprintf("the rows of its subquery in FROM are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
-						 mt_name_list_text(a->keys), rest ? rest : "");
+	a->reason = kept_reason(a, "the rows of its subquery in FROM");
 	return a;
 }
 
@@ -909,12 +944,8 @@ analyze_kept_input(Query *q, Oid viewid, List **wanted)
 	List	   *vars;
 	Query	   *body = mt_kept_rows_input_query(q, &vars);
 	MtAnalysis *a;
-	const char *rest;
 
-	if (body == NULL)
-		return NULL;
-	a = analyze_query(copyObject(body), viewid, InvalidOid, true);
-	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+	if (body == NULL || (a = analyze_kept_rows(body, NIL, viewid)) == NULL)
 		return NULL;
 
 	/*
@@ -935,9 +966,7 @@ analyze_kept_input(Query *q, Oid viewid, List **wanted)
 	if (*wanted != NIL)
 		return NULL;
 	mt_kept_rows_prepare_input(a, q, body, vars);
-	rest = strchr(a->reason, ';');
-	a->reason = psprintf("the rows it aggregates are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
-						 mt_name_list_text(a->keys), rest ? rest : "");
+	a->reason = kept_reason(a, "the rows it aggregates");
 	return a;
 }
 
@@ -957,29 +986,15 @@ analyze_kept_cte(Query *q, Oid viewid)
 	MtAnalysis *a;
 	MtAnalysis *others;
 	ListCell   *lc;
-	ListCell   *ln;
-	const char *rest;
 
 	if (list_length(q->cteList) != 1 || cte->cterecursive || !IsA(cte->ctequery, Query) ||
 		((Query *) cte->ctequery)->commandType != CMD_SELECT ||
 		((Query *) cte->ctequery)->cteList != NIL ||
 		((Query *) cte->ctequery)->limitCount || ((Query *) cte->ctequery)->limitOffset)
 		return NULL;
-	foreach(lc, cte->ctecolnames)
-		foreach(ln, cte->ctecolnames)
-			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
-				return NULL;
+	if (!names_distinct(cte->ctecolnames))
+		return NULL;
 	sub = copyObject((Query *) cte->ctequery);
-	ln = list_head(cte->ctecolnames);
-	foreach(lc, sub->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-
-		if (tle->resjunk)
-			continue;
-		tle->resname = pstrdup(strVal(lfirst(ln)));
-		ln = lnext(cte->ctecolnames, ln);
-	}
 	/* what the query reads beside the WITH query */
 	outer = copyObject(q);
 	outer->cteList = NIL;
@@ -990,13 +1005,11 @@ analyze_kept_cte(Query *q, Oid viewid)
 	foreach(lc, others->uses)
 		if (mt_has_row_security(((MtSourceUse *) lfirst(lc))->relid))
 			return NULL;
-	a = analyze_query(sub, viewid, InvalidOid, true);
-	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept || a->poll)
+	if ((a = analyze_kept_rows(sub, cte->ctecolnames, viewid)) == NULL)
 		return NULL;
 	mt_kept_rows_prepare_cte(a, q, sub);
-	rest = strchr(a->reason, ';');
-	a->reason = psprintf("the rows of its WITH query %s are kept in a hidden table, recomputed for the changed values of %s, and the table is computed from them%s",
-						 quote_identifier(cte->ctename), mt_name_list_text(a->keys), rest ? rest : "");
+	a->reason = kept_reason(a, psprintf("the rows of its WITH query %s",
+										quote_identifier(cte->ctename)));
 	foreach(lc, others->uses)
 	{
 		MtSourceUse *use = lfirst(lc);
