@@ -18,6 +18,12 @@
 --   worker_pid()               the pid of this database's worker, or NULL
 --   slot_name()                the name of this database's replication slot
 --
+-- With \set with_cycles, also:
+--   mine                       a view: the materialized tables of the schema
+--   mark                       a table: the time (at) cycles() counts from
+--   cycles(strategy)           cycles of the schema's tables since the mark
+--                              whose strategy was strategy (refresh_history)
+--
 -- With \set with_src, also a source table and a writer:
 --   src(id, grp, v)            5,000 rows in 20 groups
 --   writer(seconds, also)      random inserts, updates (of groups too) and
@@ -89,6 +95,20 @@ CREATE FUNCTION :"schema".slot_name() RETURNS text
 LANGUAGE sql AS $$
   SELECT 'materialized_table_' || oid FROM pg_database WHERE datname = current_database()
 $$;
+
+\if :{?with_cycles}
+CREATE VIEW :"schema".mine AS
+  SELECT t.table_name FROM materialized_table.materialized_tables t
+    JOIN pg_class c ON c.oid = t.table_name
+   WHERE c.relnamespace = :'schema'::regnamespace;
+CREATE TABLE :"schema".mark (at timestamptz);
+SELECT format($f$
+CREATE FUNCTION %1$I.cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM materialized_table.refresh_history h
+   WHERE h.table_name IN (SELECT table_name FROM %1$I.mine) AND h.trigger = 'CONTINUOUS'
+     AND h.started_at > (SELECT at FROM %1$I.mark) AND h.strategy = $1
+$$$f$, :'schema') \gexec
+\endif
 
 \if :{?with_src}
 CREATE TABLE :"schema".src (id int PRIMARY KEY, grp int NOT NULL, v numeric(10,2) NOT NULL);

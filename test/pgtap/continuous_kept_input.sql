@@ -9,6 +9,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_kept_input
+\set with_cycles
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_kept_input, public;
 
@@ -22,16 +23,6 @@ INSERT INTO part SELECT i, 'Brand#' || (i % 5), CASE WHEN i % 3 = 0 THEN 'MED BO
 INSERT INTO lineitem SELECT i / 4, i % 4, 1 + (i * 7) % 300, 1 + (i / 11) % 50, 100 + i % 97
   FROM generate_series(4, 12000) i;
 
-CREATE VIEW mine AS
-  SELECT t.table_name FROM materialized_table.materialized_tables t
-    JOIN pg_class c ON c.oid = t.table_name
-   WHERE c.relnamespace = 'tap_kept_input'::regnamespace;
-CREATE TABLE mark (at timestamptz);
-CREATE FUNCTION cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM materialized_table.refresh_history h
-   WHERE h.table_name IN (SELECT table_name FROM tap_kept_input.mine) AND h.trigger = 'CONTINUOUS'
-     AND h.started_at > (SELECT at FROM tap_kept_input.mark) AND h.strategy = $1
-$$;
 
 SELECT plan(12);
 

@@ -10,6 +10,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_kept_sub
+\set with_cycles
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_kept_sub, public;
 
@@ -22,16 +23,6 @@ INSERT INTO orders SELECT i, 1 + (i * 7) % 300, (i % 89) + 0.25,
                           CASE WHEN i % 17 = 0 THEN 'special requests' ELSE 'ok' END
   FROM generate_series(1, 4000) i;
 
-CREATE VIEW mine AS
-  SELECT t.table_name FROM materialized_table.materialized_tables t
-    JOIN pg_class c ON c.oid = t.table_name
-   WHERE c.relnamespace = 'tap_kept_sub'::regnamespace;
-CREATE TABLE mark (at timestamptz);
-CREATE FUNCTION cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM materialized_table.refresh_history h
-   WHERE h.table_name IN (SELECT table_name FROM tap_kept_sub.mine) AND h.trigger = 'CONTINUOUS'
-     AND h.started_at > (SELECT at FROM tap_kept_sub.mark) AND h.strategy = $1
-$$;
 CREATE FUNCTION state_rows(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   n bigint;

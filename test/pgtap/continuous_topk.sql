@@ -10,6 +10,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_topk
+\set with_cycles
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_topk, public;
 
@@ -18,17 +19,6 @@ CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, amount numeri
 INSERT INTO customers SELECT i, 'region ' || (i % 5) FROM generate_series(1, 300) i;
 INSERT INTO orders SELECT i, 1 + (i * 7) % 300, (i % 89) + 0.25 FROM generate_series(1, 6000) i;
 
-CREATE VIEW mine AS
-  SELECT t.table_name FROM materialized_table.materialized_tables t
-    JOIN pg_class c ON c.oid = t.table_name
-   WHERE c.relnamespace = 'tap_topk'::regnamespace;
-CREATE TABLE mark (at timestamptz);
--- cycles since the mark that recomputed the query, and all of them
-CREATE FUNCTION cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM materialized_table.refresh_history h
-   WHERE h.table_name IN (SELECT table_name FROM tap_topk.mine) AND h.trigger = 'CONTINUOUS'
-     AND h.started_at > (SELECT at FROM tap_topk.mark) AND h.strategy = $1
-$$;
 
 SELECT plan(12);
 

@@ -11,6 +11,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_topk_keys
+\set with_cycles
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_topk_keys, public;
 
@@ -24,17 +25,6 @@ INSERT INTO orders SELECT i, 1 + (i * 7) % 300, (i % 89) + 0.25, 'note ' || (i %
   FROM generate_series(1, 3000) i;
 INSERT INTO lines SELECT o, l, 1 + (o * l) % 9 FROM generate_series(1, 3000) o, generate_series(1, 3) l;
 
-CREATE VIEW mine AS
-  SELECT t.table_name FROM materialized_table.materialized_tables t
-    JOIN pg_class c ON c.oid = t.table_name
-   WHERE c.relnamespace = 'tap_topk_keys'::regnamespace;
-CREATE TABLE mark (at timestamptz);
--- cycles since the mark of each strategy
-CREATE FUNCTION cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM materialized_table.refresh_history h
-   WHERE h.table_name IN (SELECT table_name FROM tap_topk_keys.mine) AND h.trigger = 'CONTINUOUS'
-     AND h.started_at > (SELECT at FROM tap_topk_keys.mark) AND h.strategy = $1
-$$;
 -- the rows of a table's hidden state
 CREATE FUNCTION state_rows(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
