@@ -110,6 +110,23 @@ SELECT materialized_table.execute($$
     AS SELECT count(*) AS n, sum(v) AS total FROM cont.s;
   CREATE MATERIALIZED TABLE d_global_empty FRESHNESS = INTERVAL '1' SECOND
     AS SELECT count(*) AS n, sum(v) AS total, avg(v) AS mean FROM cont.s WHERE v < 0$$);
+-- GROUPING SETS, ROLLUP and CUBE, of one table or a join: each changed row
+-- adjusts its group in every set (the set of no columns is one row, rows or
+-- not)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE d_rollup FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n, sum(v) AS total, avg(id) AS mean, grouping(g, b) AS level
+         FROM cont.s WHERE id > 2 GROUP BY ROLLUP (g, b);
+  CREATE MATERIALIZED TABLE d_cube FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) FILTER (WHERE v > 5) AS big, grouping(b) AS no_b
+         FROM cont.s GROUP BY CUBE (g, b) HAVING count(*) > 1;
+  CREATE MATERIALIZED TABLE d_grouping_sets FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b));
+  CREATE MATERIALIZED TABLE d_rollup_empty FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g, count(*) AS n, sum(v) AS total FROM cont.s WHERE v < 0 GROUP BY ROLLUP (g);
+  CREATE MATERIALIZED TABLE d_rollup_join FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, o.ds, count(*) AS n, sum(o.amount) AS amount
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY ROLLUP (c.region, o.ds)$$);
 -- min and max beside them, grouped or global: kept by comparison, a group
 -- (a global aggregate: the table) re-read when its extremum is removed
 SELECT materialized_table.execute($$
@@ -343,7 +360,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_limit FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id FROM cont.s ORDER BY v DESC LIMIT (SELECT count(*) FROM cont.c);
   CREATE MATERIALIZED TABLE f_grouping_sets FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT g, b, count(*) AS n FROM cont.s GROUP BY GROUPING SETS ((g), (b))$$);
+    AS SELECT g, b, count(*) AS n, max(v) AS hi FROM cont.s GROUP BY GROUPING SETS ((g), (b), (g))$$);
 
 -- results that change without any change a slot decodes are recomputed
 -- every freshness period: time, unlogged tables, views over them

@@ -39,6 +39,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "nodes/makefuncs.h"
@@ -377,6 +378,7 @@ typedef struct OutputContext
 {
 	List	   *groups;			/* Expr: the group expressions */
 	List	   *aggrefs;		/* Aggref, in the order of a->aggs */
+	MtAnalysis *a;				/* its grouping sets, if any */
 	bool		ok;
 } OutputContext;
 
@@ -392,19 +394,103 @@ collect_aggrefs(Node *node, OutputContext *cx)
 			cx->aggrefs = lappend(cx->aggrefs, node);
 		return false;			/* (an aggregate of this level has none inside) */
 	}
-	if (IsA(node, SubLink) || IsA(node, WindowFunc) || IsA(node, GroupingFunc))
+	if (IsA(node, GroupingFunc))
+	{
+		/* (its arguments are group expressions: over_state computes it) */
+		if (cx->a->grouping_sets == NIL)
+			cx->ok = false;
+		return false;
+	}
+	if (IsA(node, SubLink) || IsA(node, WindowFunc))
 		cx->ok = false;
 	return expression_tree_walker(node, collect_aggrefs, cx);
 }
 
-/* An expression over the state: aggregates and group expressions as Vars. */
+/*
+ * mt_grouping_mask
+ *		GROUPING() of all group expressions in a row of a grouping set:
+ *		a bit for each, the first the highest, set when the set leaves it out.
+ */
+int
+mt_grouping_mask(MtAnalysis *a, Bitmapset *set)
+{
+	int			mask = 0;
+
+	for (int i = 0; i < list_length(a->group_exprs); i++)
+		mask = (mask << 1) | (bms_is_member(i, set) ? 0 : 1);
+	return mask;
+}
+
+/*
+ * GROUPING(args) over the state: a CASE over its grouping set column (the
+ * group columns' Vars, then that one), one WHEN per set.
+ */
+static Node *
+grouping_over_state(GroupingFunc *gf, OutputContext *cx)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	int			ngroup = list_length(cx->groups);
+	ListCell   *ls;
+
+	c->casetype = INT4OID;
+	c->arg = (Expr *) makeVar(1, ngroup + 1, INT4OID, -1, InvalidOid, 0);
+	foreach(ls, cx->a->grouping_sets)
+	{
+		Bitmapset  *members = lfirst(ls);
+		CaseWhen   *w = makeNode(CaseWhen);
+		CaseTestExpr *test = makeNode(CaseTestExpr);
+		int			value = 0;
+		ListCell   *la;
+
+		foreach(la, gf->args)
+		{
+			int			pos = -1;
+			ListCell   *lg;
+
+			foreach(lg, cx->groups)
+				if (equal(lfirst(la), lfirst(lg)))
+					pos = foreach_current_index(lg);
+			if (pos < 0)
+			{
+				cx->ok = false;
+				return (Node *) gf;
+			}
+			value = (value << 1) | (bms_is_member(pos, members) ? 0 : 1);
+		}
+		test->typeId = INT4OID;
+		test->typeMod = -1;
+		test->collation = InvalidOid;
+		w->expr = (Expr *) make_opclause(Int4EqualOperator,
+										 BOOLOID, false, (Expr *) test,
+										 (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+															Int32GetDatum(mt_grouping_mask(cx->a, members)),
+															false, true),
+										 InvalidOid, InvalidOid);
+		((OpExpr *) w->expr)->opfuncid = F_INT4EQ;
+		w->result = (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									   Int32GetDatum(value), false, true);
+		w->location = -1;
+		c->args = lappend(c->args, w);
+	}
+	c->defresult = (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
+	c->location = -1;
+	return (Node *) c;
+}
+
+/*
+ * An expression over the state: aggregates and group expressions as Vars
+ * (the group columns, with grouping sets the set's, then the aggregates).
+ */
 static Node *
 over_state(Node *node, OutputContext *cx)
 {
 	ListCell   *lc;
+	int			first_agg = list_length(cx->groups) + (cx->a->grouping_sets != NIL ? 1 : 0);
 
 	if (node == NULL)
 		return NULL;
+	if (IsA(node, GroupingFunc))
+		return grouping_over_state((GroupingFunc *) node, cx);
 	foreach(lc, cx->groups)
 	{
 		Node	   *g = lfirst(lc);
@@ -419,7 +505,7 @@ over_state(Node *node, OutputContext *cx)
 
 		foreach(lc, cx->aggrefs)
 			if (equal(node, lfirst(lc)))
-				return (Node *) makeVar(1, list_length(cx->groups) + foreach_current_index(lc) + 1,
+				return (Node *) makeVar(1, first_agg + foreach_current_index(lc) + 1,
 										agg->aggtype, -1, agg->aggcollid, 0);
 	}
 	/* a column neither grouped nor aggregated (functionally dependent) */
@@ -464,7 +550,7 @@ is_output(Query *q, MtAnalysis *a, TargetEntry *tle)
 bool
 mt_delta_outputs(Query *q, List *group_tles, MtAnalysis *a)
 {
-	OutputContext cx = {NIL, NIL, true};
+	OutputContext cx = {NIL, NIL, a, true};
 	ListCell   *lc;
 
 	a->topk = (q->limitCount != NULL || q->limitOffset != NULL);
@@ -676,12 +762,22 @@ mt_delta_derived_sql(MtAnalysis *a, const char *state)
 	initStringInfo(&inner);
 	foreach(lc, a->group_outputs)
 		appendStringInfo(&inner, "%s, ", quote_identifier(lfirst(lc)));
+	if (a->grouping_sets != NIL)
+		appendStringInfo(&inner, "%s, ", MT_GROUPING_SET_COLUMN);
 	foreach(lc, a->aggs)
 		appendStringInfo(&inner, "%s AS __mt_agg_%d, ",
 						 agg_value_sql(lfirst(lc), foreach_current_index(lc)),
 						 foreach_current_index(lc) + 1);
-	appendStringInfo(&inner, "__mt_rows FROM %s%s", state,
-					 a->group_exprs == NIL ? "" : " WHERE __mt_rows > 0");
+	appendStringInfo(&inner, "__mt_rows FROM %s", state);
+	/* the one row of a global aggregate, or of grouping set (), rows or not */
+	if (a->group_exprs != NIL)
+	{
+		appendStringInfoString(&inner, " WHERE __mt_rows > 0");
+		foreach(lc, a->grouping_sets)
+			if (bms_is_empty(lfirst(lc)))
+				appendStringInfo(&inner, " OR %s OPERATOR(pg_catalog.=) %d", MT_GROUPING_SET_COLUMN,
+								 mt_grouping_mask(a, lfirst(lc)));
+	}
 
 	sql = psprintf("SELECT * FROM (SELECT %s) s", inner.data);
 	raw = raw_parser(sql, RAW_PARSE_DEFAULT);

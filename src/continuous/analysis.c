@@ -1081,7 +1081,10 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 
 		a->strategy = MT_STRATEGY_DELTAS;
 		a->in_place = OidIsValid(relid) && mt_deltas_in_place_possible(a, relid, viewid);
-		kept = a->in_place ? "count and sum per group are adjusted in the table's own rows" :
+		kept = a->grouping_sets != NIL ?
+			psprintf("count, sum and avg per group of each of its %d grouping sets are kept and adjusted",
+					 list_length(a->grouping_sets)) :
+			a->in_place ? "count and sum per group are adjusted in the table's own rows" :
 			a->extrema && a->group_exprs == NIL ? "count, sum, avg, min and max of all rows are kept and adjusted" :
 			a->extrema ? "count, sum, avg, min and max per group are kept and adjusted" :
 			a->group_exprs == NIL ? "count, sum and avg of all rows are kept and adjusted" :
@@ -1135,9 +1138,12 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 									 kept, get_rel_name(a->delta_source));
 			else
 				a->reason = psprintf("%s by each changed row of %s and of %s, joined with the other sources as the changes left them "
-									 "(a cycle that cannot read them so recomputes what those rows name)",
-									 kept, get_rel_name(a->delta_source), mt_name_list_text(side_names));
-			if (named != NIL)
+									 "(a cycle that cannot read them so recomputes %s)",
+									 kept, get_rel_name(a->delta_source), mt_name_list_text(side_names),
+									 a->grouping_sets ? "the table" : "what those rows name");
+			if (named != NIL && a->grouping_sets)
+				a->reason = psprintf("%s; a change of another source recomputes the table", a->reason);
+			else if (named != NIL)
 				a->reason = psprintf("%s; a change of another source recomputes the groups of its values of %s",
 									 a->reason, mt_name_list_text(named));
 		}
@@ -1149,6 +1155,9 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 			a->reason = psprintf("%s; the first rows by its ORDER BY are rewritten from them when a group changed",
 								 a->reason);
 	}
+	else if (q->groupingSets)
+		return mt_full_analysis(viewid, q, "the query uses grouping sets, which are kept by deltas only with count, sum "
+								"and avg of exact types, each set once, and without ORDER BY ... LIMIT");
 	else if ((q->limitCount || q->limitOffset) && (why = mt_kept_rows_unfit(q)) != NULL)
 		return mt_full_analysis(viewid, q, why);
 	else if (q->hasAggs && q->groupClause == NIL)

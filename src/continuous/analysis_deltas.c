@@ -20,6 +20,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_agg.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
@@ -95,7 +96,7 @@ mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid)
 
 	if (a->strategy != MT_STRATEGY_DELTAS)
 		return false;
-	if (a->group_exprs == NIL || !a->plain_outputs)
+	if (a->group_exprs == NIL || !a->plain_outputs || a->grouping_sets != NIL)
 		return false;
 	foreach(lc, a->group_exprs)
 		if (!mt_group_prints_alike(lfirst(lc), false))
@@ -249,6 +250,7 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	}
 	rows->hasAggs = false;
 	rows->groupClause = NIL;
+	rows->groupingSets = NIL;
 	rows->groupDistinct = false;
 	rows->havingQual = NULL;
 	rows->sortClause = NIL;
@@ -478,6 +480,49 @@ mt_analysis_is_side(MtAnalysis *a, Oid relid)
 	return false;
 }
 
+/* no more grouping sets than this are kept by deltas (each changed row adjusts one group of each) */
+#define MAX_GROUPING_SETS		64
+
+/*
+ * The query's grouping sets, as a->grouping_sets (positions in group_tles);
+ * false if there are too many, or one comes twice (its rows come twice in
+ * the result, which the state, a row per group, cannot tell apart).
+ */
+static bool
+grouping_sets(Query *q, List *group_tles, MtAnalysis *a)
+{
+	List	   *sets = expand_grouping_sets(q->groupingSets, q->groupDistinct,
+											MAX_GROUPING_SETS);
+	ListCell   *ls;
+
+	/* (GROUPING() takes at most 31 arguments) */
+	if (sets == NIL || group_tles == NIL || list_length(group_tles) > 31)
+		return false;
+	foreach(ls, sets)
+	{
+		Bitmapset  *members = NULL;
+		ListCell   *lr;
+
+		foreach(lr, (List *) lfirst(ls))
+		{
+			ListCell   *lt;
+			int			pos = -1;
+
+			foreach(lt, group_tles)
+				if (((TargetEntry *) lfirst(lt))->ressortgroupref == (Index) lfirst_int(lr))
+					pos = foreach_current_index(lt);
+			if (pos < 0)
+				return false;
+			members = bms_add_member(members, pos);
+		}
+		foreach(lr, a->grouping_sets)
+			if (bms_equal(lfirst(lr), members))
+				return false;
+		a->grouping_sets = lappend(a->grouping_sets, members);
+	}
+	return true;
+}
+
 /*
  * Fill the DELTAS part of a if the query allows it: count, sum and avg
  * (see continuous/aggregates.c) of inner joins of plain relations (the one
@@ -495,8 +540,7 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 	int			rtindex;
 
 	if (!q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
-		q->distinctClause || q->groupingSets ||
-		!inner_joins_only(q, (Node *) q->jointree))
+		q->distinctClause || !inner_joins_only(q, (Node *) q->jointree))
 		return false;
 	mt_relids_under(q, (Node *) q->jointree, &rtindexes);
 
@@ -531,6 +575,8 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 	}
 	if (list_length(group_tles) != list_length(q->groupClause))
 		return false;			/* a column grouped twice */
+	if (q->groupingSets && !grouping_sets(q, group_tles, a))
+		return false;
 	if (!mt_delta_outputs(q, group_tles, a))
 		return false;
 	foreach(lc, a->aggs)
@@ -547,6 +593,12 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 			a->extrema = true;
 	}
 
+	/*
+	 * grouping sets: no min or max (a group whose extremum is gone would be
+	 * re-read, as the rows of its set), and no first rows by ORDER BY
+	 */
+	if (a->grouping_sets != NIL && (a->extrema || a->topk))
+		return false;
 	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
 	rte = rt_fetch(rtindex, q->rtable);
 	/* its change would be on both sides of the join (the others' name keys) */

@@ -245,6 +245,8 @@ mt_unsupported_shape(Oid viewid, Query *q)
 				continue;
 			if (rte->subquery->limitCount || rte->subquery->limitOffset)
 				return "a branch of the set operation uses LIMIT or OFFSET";
+			if (rte->subquery->groupingSets)
+				return "a branch of the set operation uses grouping sets";
 			if ((why = mt_unsupported_shape(viewid, rte->subquery)) != NULL)
 				return why;
 		}
@@ -253,8 +255,6 @@ mt_unsupported_shape(Oid viewid, Query *q)
 	/* subqueries in expressions: a change of what they read recomputes all */
 	if (q->hasSubLinks && sublink_relations(q).untrackable)
 		return "the query uses subqueries in expressions that read a view, a foreign table, a temporary or unlogged table, or a materialized view";
-	if (q->groupingSets)
-		return "the query uses grouping sets";
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);

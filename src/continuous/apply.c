@@ -58,6 +58,13 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 	req.relid = t->relid;
 	if (named != NIL && mt_cont_full_is_cheaper(t, named, nkeys))
 		full = true;
+	/*
+	 * of grouping sets, the groups a change of a join's other source names
+	 * are in every set, most of them rows the filter cannot name: the cycle
+	 * recomputes
+	 */
+	if (named != NIL && t->analysis->grouping_sets != NIL)
+		full = true;
 	else if (!full && t->analysis->strategy == MT_STRATEGY_KEYS)
 	{
 		req.filter = named;

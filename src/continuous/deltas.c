@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -112,6 +113,14 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 	initStringInfo(&buf);
 	foreach(lc, a->group_outputs)
 		appendStringInfo(&buf, "r.%s, ", quote_identifier(lfirst(lc)));
+	if (a->grouping_sets != NIL)
+	{
+		appendStringInfoString(&buf, "GROUPING(");
+		foreach(lc, a->group_outputs)
+			appendStringInfo(&buf, "%sr.%s", foreach_current_index(lc) > 0 ? ", " : "",
+							 quote_identifier(lfirst(lc)));
+		appendStringInfoString(&buf, "), ");
+	}
 	appendStringInfoString(&buf, adjustments ? "0::pg_catalog.int8" : "pg_catalog.count(*)");
 	foreach(lc, a->aggs)
 	{
@@ -160,15 +169,41 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 	return buf.data;
 }
 
-/* " GROUP BY 1, 2, ..." over the ngroup group columns, nothing for none */
+/*
+ * " GROUP BY 1, 2, ..." over the group columns of mt_deltas_state_aggregates,
+ * nothing for none; of grouping sets, " GROUP BY GROUPING SETS ((1, 2), (1),
+ * ())".
+ */
 char *
-mt_deltas_group_by_positions(int ngroup)
+mt_deltas_group_by(MtAnalysis *a)
 {
 	StringInfoData buf;
+	int			ngroup = list_length(a->group_outputs);
+	ListCell   *lc;
 
 	initStringInfo(&buf);
-	for (int i = 1; i <= ngroup; i++)
-		appendStringInfo(&buf, "%s%d", i > 1 ? ", " : " GROUP BY ", i);
+	if (a->grouping_sets == NIL)
+	{
+		for (int i = 1; i <= ngroup; i++)
+			appendStringInfo(&buf, "%s%d", i > 1 ? ", " : " GROUP BY ", i);
+		return buf.data;
+	}
+	appendStringInfoString(&buf, " GROUP BY GROUPING SETS (");
+	foreach(lc, a->grouping_sets)
+	{
+		Bitmapset  *members = lfirst(lc);
+		int			m = -1;
+		bool		first = true;
+
+		appendStringInfoString(&buf, foreach_current_index(lc) > 0 ? ", (" : "(");
+		while ((m = bms_next_member(members, m)) >= 0)
+		{
+			appendStringInfo(&buf, "%s%d", first ? "" : ", ", m + 1);
+			first = false;
+		}
+		appendStringInfoChar(&buf, ')');
+	}
+	appendStringInfoChar(&buf, ')');
 	return buf.data;
 }
 
@@ -191,7 +226,9 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 	set->relid = relid;
 	set->owner = a->owner;
 	set->a = a;
-	set->ngroup = list_length(a->group_exprs);
+	set->nkey = list_length(a->group_exprs);
+	set->nsets = list_length(a->grouping_sets);
+	set->ngroup = set->nkey + (set->nsets > 0 ? 1 : 0);
 	set->nagg = list_length(a->aggs);
 	set->context = AllocSetContextCreate(CurrentMemoryContext, "materialized_table deltas",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -204,10 +241,18 @@ mt_deltas_begin(Oid relid, MtAnalysis *a)
 		set->sc_first[foreach_current_index(lc)] = set->nsc;
 		set->nsc += mt_delta_nscales(lfirst(lc));
 	}
-	set->group_numeric = palloc(sizeof(bool) * (set->ngroup + 1));
+	set->group_numeric = palloc0(sizeof(bool) * (set->ngroup + 1));
 	foreach(lc, a->group_exprs)
 		set->group_numeric[foreach_current_index(lc)] =
 			exprType(lfirst(lc)) == NUMERICOID && exprTypmod(lfirst(lc)) < 0;
+	set->set_masks = palloc(sizeof(char *) * (set->nsets + 1));
+	set->set_members = palloc(sizeof(Bitmapset *) * (set->nsets + 1));
+	foreach(lc, a->grouping_sets)
+	{
+		set->set_members[foreach_current_index(lc)] = lfirst(lc);
+		set->set_masks[foreach_current_index(lc)] =
+			psprintf("%d", mt_grouping_mask(a, lfirst(lc)));
+	}
 	set->buckets = mt_string_key_create("materialized_table delta groups", 256,
 										sizeof(DeltaGroupEntry), set->context);
 	set->ext = palloc0(sizeof(ExtremumType) * (set->nagg + 1));
@@ -494,7 +539,8 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 	ExprContext *econtext = set->econtext;
 	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	char	  **values = palloc(sizeof(char *) * (set->ngroup + 1));
-	DeltaGroup *g;
+	Datum	   *args = palloc(sizeof(Datum) * (set->nagg + 1));
+	bool	   *argnull = palloc(sizeof(bool) * (set->nagg + 1));
 	int			i;
 	Oid			save_userid;
 	int			save_sec;
@@ -509,37 +555,56 @@ mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign)
 		ResetExprContext(econtext);
 		return;
 	}
-	for (i = 0; i < set->ngroup; i++)
+	for (i = 0; i < set->nkey; i++)
 	{
 		bool		isnull;
 		Datum		d = ExecEvalExprSwitchContext(set->group_states[i], econtext, &isnull);
 
 		values[i] = isnull ? NULL : OutputFunctionCall(&set->group_out[i], d);
 	}
-	g = find_group(set, values);
-	g->rows += sign;
 	for (i = 0; i < set->nagg; i++)
 	{
-		MtDeltaAgg *d = list_nth(set->a->aggs, i);
-		bool		isnull;
-		Datum		v;
-
+		argnull[i] = true;
 		if (set->args[i] == NULL)
 			continue;
-		v = ExecEvalExprSwitchContext(set->args[i], econtext, &isnull);
-		if (isnull)
-			continue;
-		g->nn[i] += sign;
-		if (d->kind == MT_AGG_COUNT)
-			continue;
-		if (set->ext[i].is_extremum)
+		args[i] = ExecEvalExprSwitchContext(set->args[i], econtext, &argnull[i]);
+		if (!argnull[i] && !set->ext[i].is_extremum &&
+			((MtDeltaAgg *) list_nth(set->a->aggs, i))->kind != MT_AGG_COUNT)
+			args[i] = to_numeric(args[i], set->argtypes[i]);
+	}
+
+	/* the row's group, or its group in each grouping set */
+	for (int s = 0; s < Max(set->nsets, 1); s++)
+	{
+		char	  **group = values;
+		DeltaGroup *g;
+
+		if (set->nsets > 0)
 		{
-			fold_extremum(set, g, i, v, sign < 0);
-			continue;
+			group = palloc(sizeof(char *) * (set->ngroup + 1));
+			for (i = 0; i < set->nkey; i++)
+				group[i] = bms_is_member(i, set->set_members[s]) ? values[i] : NULL;
+			group[set->nkey] = set->set_masks[s];
 		}
-		v = to_numeric(v, set->argtypes[i]);
-		count_scale(set, g, i, v, sign);
-		add_to_sum(set, g, i, v, sign);
+		g = find_group(set, group);
+		g->rows += sign;
+		for (i = 0; i < set->nagg; i++)
+		{
+			MtDeltaAgg *d = list_nth(set->a->aggs, i);
+
+			if (argnull[i])
+				continue;
+			g->nn[i] += sign;
+			if (d->kind == MT_AGG_COUNT)
+				continue;
+			if (set->ext[i].is_extremum)
+			{
+				fold_extremum(set, g, i, args[i], sign < 0);
+				continue;
+			}
+			count_scale(set, g, i, args[i], sign);
+			add_to_sum(set, g, i, args[i], sign);
+		}
 	}
 	as_owner_end(save_userid, save_sec);
 	set->nrows++;
@@ -617,7 +682,7 @@ mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids
 				   mt_deltas_state_aggregates(a, true, adjustments), term_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
 									  mt_filter_condition(exclude, "r", desc, ftypes, nsets)) : "",
-				   mt_deltas_group_by_positions(set->ngroup));
+				   mt_deltas_group_by(a));
 
 	/* a few thousand changed rows, joined with tables mostly in memory */
 	mt_favour_index_lookups();
@@ -881,6 +946,51 @@ group_family(MtDeltaSet *set, bool rowwise)
 }
 
 /*
+ * The groups of grouping sets as a filter of the table's rows: most have
+ * NULLs, in the columns their set leaves out.  A family per pattern of
+ * NULL columns, its other columns matched row by row (or alone), the NULL
+ * ones by IS NULL (see MtFilterFamily).
+ */
+static List *
+sets_filter(MtDeltaSet *set, List *groups)
+{
+	List	   *filter = NIL;
+	List	   *patterns = NIL; /* int: the non-NULL columns of each family */
+	ListCell   *lg;
+
+	foreach(lg, groups)
+	{
+		DeltaGroup *g = lfirst(lg);
+		MtFilterFamily *family = NULL;
+		int			pattern = 0;
+		ListCell   *lp;
+
+		for (int i = 0; i < set->nkey; i++)
+			if (g->values[i] != NULL)
+				pattern |= 1 << i;
+		foreach(lp, patterns)
+			if (lfirst_int(lp) == pattern)
+				family = list_nth(filter, foreach_current_index(lp));
+		if (family == NULL)
+		{
+			family = group_family(set, pg_popcount32(pattern) > 1);
+			filter = lappend(filter, family);
+			patterns = lappend_int(patterns, pattern);
+		}
+		for (int i = 0; i < set->nkey; i++)
+		{
+			MtFilterColumn *col = list_nth(family->columns, i);
+
+			if (g->values[i] == NULL)
+				col->has_null = true;
+			else
+				col->values = lappend(col->values, g->values[i]);
+		}
+	}
+	return filter;
+}
+
+/*
  * The groups of the set as a filter.  With several group columns, the
  * groups are matched row by row: matching each column's values alone would
  * take in every combination of them -- with GROUP BY day, region, a few
@@ -901,11 +1011,15 @@ mt_deltas_touched_groups(MtDeltaSet *set)
 List *
 mt_deltas_groups_filter(MtDeltaSet *set, List *groups)
 {
-	MtFilterFamily *rows = group_family(set, set->ngroup > 1);
-	List	   *filter = list_make1(rows);
+	MtFilterFamily *rows;
+	List	   *filter;
 	ListCell   *lg;
 	int			i;
 
+	if (set->nsets > 0)
+		return sets_filter(set, groups);
+	rows = group_family(set, set->ngroup > 1);
+	filter = list_make1(rows);
 	foreach(lg, groups)
 	{
 		DeltaGroup *g = lfirst(lg);

@@ -86,6 +86,11 @@ mt_deltas_create_objects(Oid relid, MtAnalysis *a)
 						 mt_type_sql(att->atttypid, att->atttypmod));
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", name);
 	}
+	if (a->grouping_sets != NIL)
+	{
+		appendStringInfo(&cols, "%s integer NOT NULL, ", MT_GROUPING_SET_COLUMN);
+		appendStringInfo(&keys, ", %s", MT_GROUPING_SET_COLUMN);
+	}
 	/* a global aggregate's one row */
 	if (keys.len == 0)
 		appendStringInfoString(&keys, "(true)");
@@ -212,7 +217,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 	}
 	select = psprintf("SELECT %s FROM (%s) r%s%s", mt_deltas_state_aggregates(a, false, false),
 					  a->rows_sql, where_rows,
-					  mt_deltas_group_by_positions(list_length(a->group_outputs)));
+					  mt_deltas_group_by(a));
 
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
@@ -410,6 +415,25 @@ scale_count_array(List *groups, int sc)
 }
 
 /*
+ * Which state rows of no rows are deleted, as SQL over the state row s:
+ * none of a global aggregate, whose one row stays; of grouping sets, all
+ * but the set of no columns, whose one row does too.
+ */
+static const char *
+empty_deleted(MtDeltaSet *set)
+{
+	ListCell   *lc;
+
+	if (set->ngroup == 0)
+		return "false";
+	foreach(lc, set->a->grouping_sets)
+		if (bms_is_empty(lfirst(lc)))
+			return psprintf("s.%s OPERATOR(pg_catalog.<>) %d", MT_GROUPING_SET_COLUMN,
+							mt_grouping_mask(set->a, lfirst(lc)));
+	return "true";
+}
+
+/*
  * mt_deltas_apply
  *		Add the adjustments to the state; return the filter of the groups
  *		they touched, for refreshing the table from the derived view, or
@@ -476,6 +500,16 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread)
 		types[p] = TEXTARRAYOID;
 		values[p++] = column_array(set->groups, set->ngroup, i, true, 0, false);
 		i++;
+	}
+	if (set->nsets > 0)
+	{
+		appendStringInfo(&cols, "%s, ", MT_GROUPING_SET_COLUMN);
+		appendStringInfo(&conflict, ", %s", MT_GROUPING_SET_COLUMN);
+		appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[]), ", p + 1);
+		appendStringInfo(&names, "g%d, ", i);
+		appendStringInfo(&casts, "u.g%d::pg_catalog.int4, ", i);
+		types[p] = TEXTARRAYOID;
+		values[p++] = column_array(set->groups, set->ngroup, i, true, 0, false);
 	}
 	appendStringInfoString(&cols, "__mt_rows");
 	appendStringInfo(&unnest, "pg_catalog.unnest($%d::pg_catalog.text[])", p + 1);
@@ -559,7 +593,7 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread)
 									   "false%s",
 									   state, cols.data, casts.data, unnest.data, names.data,
 									   conflict.data, sets.data,
-									   set->ngroup > 0 ? "true" : "false", broken.data),
+									   empty_deleted(set), broken.data),
 							  nparams, types, values, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not adjust the state of \"%s\"", get_rel_name(set->relid));
 	/* groups that lost their last row (or came and went within the batch) */

@@ -155,6 +155,13 @@ mt_find_attribute(TupleDesc desc, const char *name)
 	return NULL;				/* keep compiler quiet */
 }
 
+/* A column of a rowwise family matched by IS NULL alone (MtFilterFamily) */
+static bool
+null_only(MtFilterColumn *col)
+{
+	return col->values == NIL && col->has_null;
+}
+
 /*
  * "pg_catalog.unnest($n), ..." over a family's array parameters (ptypes,
  * numbered from $first_param + 1), cast to the columns' types in desc
@@ -172,7 +179,9 @@ family_rows(MtFilterFamily *family, TupleDesc desc, Oid *ptypes, int first_param
 		Form_pg_attribute att = mt_find_attribute(desc, ((MtFilterColumn *) lfirst(lc))->name);
 		int			i = foreach_current_index(lc);
 
-		appendStringInfo(&buf, "%spg_catalog.unnest($%d", i > 0 ? ", " : "", first_param + i + 1);
+		if (null_only(lfirst(lc)))
+			continue;
+		appendStringInfo(&buf, "%spg_catalog.unnest($%d", buf.len > 0 ? ", " : "", first_param + i + 1);
 		if (ptypes[i] != get_array_type(att->atttypid))
 			appendStringInfo(&buf, "::%s[]", mt_type_sql(att->atttypid, att->atttypmod));
 		appendStringInfoChar(&buf, ')');
@@ -209,34 +218,43 @@ mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes
 			StringInfoData refs;
 			StringInfoData names;
 			StringInfoData match;
+			StringInfoData nulls;
 			bool		builtin = true;
+			int			k = 0;
 
 			initStringInfo(&refs);
 			initStringInfo(&names);
 			initStringInfo(&match);
+			initStringInfo(&nulls);
 			foreach(lc, family->columns)
 			{
 				MtFilterColumn *col = lfirst(lc);
 				Form_pg_attribute att = mt_find_attribute(desc, col->name);
-				int			i = foreach_current_index(lc);
 				char	   *ref = psprintf("%s%s", alias ? psprintf("%s.", alias) : "",
 										   quote_identifier(col->name));
 
-				appendStringInfo(&refs, "%s%s", i > 0 ? ", " : "", ref);
-				appendStringInfo(&names, "%s__mt_k%d", i > 0 ? ", " : "", i + 1);
-				appendStringInfo(&match, "%s%s %s __mt_k.__mt_k%d", i > 0 ? " AND " : "", ref,
-								 mt_equality_sql(att->atttypid), i + 1);
+				if (null_only(col))
+				{
+					appendStringInfo(&nulls, " AND %s IS NULL", ref);
+					continue;
+				}
+				appendStringInfo(&refs, "%s%s", k > 0 ? ", " : "", ref);
+				appendStringInfo(&names, "%s__mt_k%d", k > 0 ? ", " : "", k + 1);
+				appendStringInfo(&match, "%s%s %s __mt_k.__mt_k%d", k > 0 ? " AND " : "", ref,
+								 mt_equality_sql(att->atttypid), k + 1);
 				builtin = builtin && mt_equality_is_builtin(att->atttypid);
+				k++;
 			}
 			/* a row comparison takes one operator name for all the columns */
 			if (builtin)
-				appendStringInfo(&buf, "(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s)))",
+				appendStringInfo(&buf, "(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s))%s)",
 								 refs.data,
-								 family_rows(family, desc, ptypes + param, first_param + param));
-			else
-				appendStringInfo(&buf, "EXISTS (SELECT FROM ROWS FROM (%s) AS __mt_k(%s) WHERE %s))",
 								 family_rows(family, desc, ptypes + param, first_param + param),
-								 names.data, match.data);
+								 nulls.data);
+			else
+				appendStringInfo(&buf, "EXISTS (SELECT FROM ROWS FROM (%s) AS __mt_k(%s) WHERE %s)%s)",
+								 family_rows(family, desc, ptypes + param, first_param + param),
+								 names.data, match.data, nulls.data);
 			param += list_length(family->columns);
 			continue;
 		}

@@ -763,7 +763,7 @@ class Gen:
         else:
             gb = f"{names[0]}, ROLLUP ({', '.join(names[1:])})"
         tags.add("grouping_sets:" + kind.split()[0].lower())
-        aggs = self.aggregates(cols, tags, 1, 3) if self.chance(0.5) else \
+        aggs = self.aggregates(cols, tags, 1, 3) if self.chance(0.3) else \
             [self.delta_agg(cols, tags) for _ in range(r.randint(1, 2))]
         items = [(c.expr, c.kind, c.domain) for c in g] + [(a, k, None) for a, k in aggs]
         if self.chance(0.4):

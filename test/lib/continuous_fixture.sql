@@ -115,4 +115,11 @@ CREATE MATERIALIZED TABLE load.kept_cte FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.kept_input FRESHNESS = INTERVAL '1' SECOND AS
   SELECT count(DISTINCT customer_id) AS buyers, string_agg(DISTINCT ds::text, ',' ORDER BY ds::text) AS days
   FROM load.orders WHERE amount > 95;
+-- grouping sets kept by deltas, of one table and of a join
+CREATE MATERIALIZED TABLE load.rollup FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT grp % 5 AS grp5, grp, count(*) AS n, sum(balance) AS total, grouping(grp % 5, grp) AS level
+  FROM load.accounts GROUP BY ROLLUP (grp % 5, grp);
+CREATE MATERIALIZED TABLE load.cube_join FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.region, o.ds, count(*) AS n, sum(o.customer_id) AS customers
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY CUBE (c.region, o.ds);
 $$);

@@ -19,6 +19,7 @@
 extern bool mt_delta_agg(Aggref *agg, MtDeltaAgg *d);
 extern bool mt_delta_outputs(Query *q, List *group_tles, MtAnalysis *a);
 extern bool mt_group_prints_alike(Node *expr, bool normalized_numeric);
+extern int	mt_grouping_mask(MtAnalysis *a, Bitmapset *set);
 
 extern char *mt_sum_column(int agg);
 extern char *mt_nn_column(int agg);

@@ -146,6 +146,14 @@ typedef struct MtAnalysis
 	Node	   *delta_quals;	/* WHERE, over the source row; or NULL */
 	List	   *group_exprs;	/* Expr over the source row, in group order */
 	List	   *group_outputs;	/* char *: their result columns */
+	/*
+	 * GROUPING SETS, ROLLUP and CUBE: the sets (Bitmapset of positions in
+	 * group_exprs, from 0), each a group of its own for a changed row.  The
+	 * state tells them apart by one more group column, MT_GROUPING_SET_COLUMN,
+	 * the GROUPING() of all group expressions
+	 * (mt_grouping_mask, continuous/aggregates.c).
+	 */
+	List	   *grouping_sets;
 	List	   *aggs;			/* MtDeltaAgg */
 	List	   *outputs;		/* MtDeltaOutput, in the result's order */
 	Node	   *having;			/* HAVING, over the same Vars; or NULL */
@@ -193,6 +201,8 @@ typedef struct MtAnalysis
 	int			outer_rtindex;	/* ... at this range table entry, */
 	char	   *outer_cte;		/* ... or wherever it reads this WITH query */
 } MtAnalysis;
+
+#define MT_GROUPING_SET_COLUMN	"__mt_set"
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);

@@ -56,7 +56,12 @@ struct MtDeltaSet
 	Oid			relid;
 	Oid			owner;			/* the table's: its query's code runs as it */
 	MtAnalysis *a;
-	int			ngroup;
+	int			ngroup;			/* group columns of the state ... */
+	int			nkey;			/* ... of which the first nkey are the
+								 * table's; one more holds the grouping set */
+	int			nsets;			/* grouping sets (MtAnalysis.grouping_sets) */
+	char	  **set_masks;		/* ... and their GROUPING() masks, as text */
+	Bitmapset **set_members;
 	int			nagg;
 	int			nsc;			/* scale counts, of all aggregates */
 	int		   *sc_first;		/* per aggregate, its first one */
@@ -87,7 +92,7 @@ struct MtDeltaSet
 /* continuous/deltas.c */
 extern TupleDesc mt_deltas_state_desc(Oid relid);
 extern char *mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments);
-extern char *mt_deltas_group_by_positions(int ngroup);
+extern char *mt_deltas_group_by(MtAnalysis *a);
 extern char *mt_deltas_numeric_text(Datum n);
 extern List *mt_deltas_touched_groups(MtDeltaSet *set);
 extern List *mt_deltas_groups_filter(MtDeltaSet *set, List *groups);

@@ -58,7 +58,9 @@ typedef struct MtFilterFamily
 	List	   *columns;		/* MtFilterColumn */
 	bool		rowwise;		/* the columns' values go together: a row
 								 * matches the i-th value of every column
-								 * (no NULLs, no repeats removed) */
+								 * (no NULLs, no repeats removed); a column
+								 * of no values but has_null is matched by
+								 * IS NULL alone */
 } MtFilterFamily;
 
 typedef struct MtRefreshRequest
