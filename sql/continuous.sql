@@ -39,10 +39,19 @@ SELECT relname, relreplident FROM pg_class WHERE relnamespace = 'cont'::regnames
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_values FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, t FROM cont.s WHERE b$$);
--- no plain column in the result: nothing names the rows a change touches
+-- an expression over one source's columns is a key too: a changed row
+-- names its value (computed by the cycle from the columns it reads)
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_expr FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT id * 2 AS twice, upper(t) AS big FROM cont.s;
+  CREATE MATERIALIZED TABLE k_group_expr FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT g % 2 AS parity, lower(t) AS lt, string_agg(t, ',' ORDER BY id) AS ts, count(DISTINCT b) AS kinds
+         FROM cont.s GROUP BY g % 2, lower(t)$$);
+-- an expression over two sources', or no column at all: nothing names the
+-- rows a change touches
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE f_expr FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT id * 2 AS twice, upper(t) AS big FROM cont.s$$);
+    AS SELECT s.id * c.id AS product FROM cont.s JOIN cont.c ON c.id = s.g$$);
 
 -- GROUP BY: count, sum and avg of exact types are kept per group (deltas)
 SELECT materialized_table.execute($$

@@ -41,6 +41,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/continuous/analysis_int.h"
+#include "mt/continuous/key_columns.h"
 #include "mt/continuous/flatten.h"
 #include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
@@ -125,44 +126,6 @@ may_fail(Node *node, void *context)
 			return true;
 	}
 	return expression_tree_walker(node, may_fail, context);
-}
-
-/*
- * When the source's primary key is among the columns a use reads keys
- * from, the key alone names the rows: fewer columns make a tighter filter
- * and one an index serves.
- */
-static void
-narrow_to_primary_key(MtSourceUse *use)
-{
-	Relation	rel = table_open(use->relid, AccessShareLock);
-	Oid			pk = RelationGetPrimaryKeyIndex(rel);
-	List	   *attnums = NIL;
-	List	   *columns = NIL;
-
-	table_close(rel, AccessShareLock);
-	if (!OidIsValid(pk))
-		return;
-	rel = index_open(pk, AccessShareLock);
-	for (int i = 0; i < rel->rd_index->indnkeyatts; i++)
-	{
-		int			pos = -1;
-		ListCell   *lc;
-
-		foreach(lc, use->attnums)
-			if (lfirst_int(lc) == rel->rd_index->indkey.values[i])
-				pos = foreach_current_index(lc);
-		if (pos < 0)
-		{
-			index_close(rel, AccessShareLock);
-			return;
-		}
-		attnums = lappend_int(attnums, list_nth_int(use->attnums, pos));
-		columns = lappend(columns, list_nth(use->key_columns, pos));
-	}
-	index_close(rel, AccessShareLock);
-	use->attnums = attnums;
-	use->key_columns = columns;
 }
 
 /* ---------------------------------------------------------------------
@@ -632,6 +595,8 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 {
 	List	   *candidates = NIL;	/* MtVarRef of key candidates, with ... */
 	List	   *candidate_names = NIL;	/* ... their result column names */
+	List	   *expressions = NIL;	/* expressions over one table, with ... */
+	List	   *expression_names = NIL; /* ... theirs */
 	ListCell   *lc;
 	ListCell   *lr;
 	int			rtindex;
@@ -674,6 +639,11 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 			!get_sortgroupref_clause_noerr(tle->ressortgroupref, q->distinctClause))
 			continue;
 		var = mt_base_var(q, (Node *) tle->expr);
+		if (var == NULL && mt_expression_key_rtindex(q, g->nullable, (Node *) tle->expr) > 0)
+		{
+			expressions = lappend(expressions, tle->expr);
+			expression_names = lappend(expression_names, list_nth(names, position - 1));
+		}
 		if (var == NULL || g->nullable[var->varno])
 			continue;
 		ref = palloc(sizeof(MtVarRef));
@@ -726,7 +696,9 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 				}
 			}
 		}
-		narrow_to_primary_key(use);
+		mt_narrow_to_primary_key(use);
+		if (use->key_columns == NIL)
+			mt_expression_keys_use(use, rtindex, expressions, expression_names);
 		use->full = (use->key_columns == NIL);
 		any_keyed |= !use->full;
 		a->uses = lappend(a->uses, use);

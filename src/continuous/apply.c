@@ -55,6 +55,12 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 		full = t->full;
 	}
 	named = full ? NIL : mt_cont_named_keys(t, st, &nkeys, &had_logged);
+	/* (keys computed from the changed rows may have failed) */
+	if (t->full)
+	{
+		full = true;
+		named = NIL;
+	}
 	req.relid = t->relid;
 	if (named != NIL && mt_cont_full_is_cheaper(t, named, nkeys))
 		full = true;

@@ -28,6 +28,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/continuous/cycle_int.h"
+#include "mt/continuous/key_columns.h"
 #include "mt/continuous/kept_rows.h"
 #include "mt/utils/extension.h"
 
@@ -277,18 +278,46 @@ keys_filter(ContTable *t, List *logged)
 			any = true; \
 		} while (0)
 
-		if (t->keys)
+		if (use->key_sql)
 		{
-			hash_seq_init(&status, t->keys);
-			while ((e = hash_seq_search(&status)) != NULL)
-				if (e->key.tag == use->family)
-					ADD_VALUES(e->key.values);
+			/* the columns the key expressions read, then their values */
+			List	   *read = NIL;
+			bool		failed;
+			int			ncols = list_length(use->attnums);
+
+			if (t->keys)
+			{
+				hash_seq_init(&status, t->keys);
+				while ((e = hash_seq_search(&status)) != NULL)
+					if (e->key.tag == use->family)
+						read = lappend(read, e->key.values);
+			}
+			foreach(lc, logged)
+			{
+				e = lfirst(lc);
+				if (e->key.tag == use->family && e->key.n == ncols)
+					read = lappend(read, e->key.values);
+			}
+			foreach(lc, mt_expression_key_values(use, t->analysis->owner, read, &failed))
+				ADD_VALUES((char **) lfirst(lc));
+			if (failed)
+				mt_cont_table_gives_up(t);
 		}
-		foreach(lc, logged)
+		else
 		{
-			e = lfirst(lc);
-			if (e->key.tag == use->family && e->key.n == n)
-				ADD_VALUES(e->key.values);
+			if (t->keys)
+			{
+				hash_seq_init(&status, t->keys);
+				while ((e = hash_seq_search(&status)) != NULL)
+					if (e->key.tag == use->family)
+						ADD_VALUES(e->key.values);
+			}
+			foreach(lc, logged)
+			{
+				e = lfirst(lc);
+				if (e->key.tag == use->family && e->key.n == n)
+					ADD_VALUES(e->key.values);
+			}
 		}
 #undef ADD_VALUES
 		if (!any)

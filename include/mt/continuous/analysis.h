@@ -66,6 +66,13 @@ typedef struct MtSourceUse
 	 */
 	char	   *lookup_sql;
 	int			lookup_family;
+	/*
+	 * Key columns that are expressions over the use's relation (see
+	 * mt/continuous/expression_keys.h): attnums are the columns they read,
+	 * and key_sql computes the key columns' values from theirs ($1, $2,
+	 * ...: text[] of each).  NULL: the key columns are attnums themselves.
+	 */
+	char	   *key_sql;
 } MtSourceUse;
 
 typedef enum MtAggKind

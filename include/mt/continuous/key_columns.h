@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * mt/continuous/key_columns.h
+ *	  The key columns of a source's use (MtSourceUse): narrowed to its
+ *	  primary key, or expressions over its columns (GROUP BY
+ *	  date_trunc('hour', ts), DISTINCT lower(name)).
+ *
+ * Of expressions, a changed row of that source names the expression's value: decoding
+ * keeps the columns it reads (MtSourceUse.attnums), and the cycle computes
+ * the values from them (MtSourceUse.key_sql), as the table's owner.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MT_CONTINUOUS_KEY_COLUMNS_H
+#define MT_CONTINUOUS_KEY_COLUMNS_H
+
+#include "nodes/parsenodes.h"
+
+#include "mt/continuous/analysis.h"
+
+extern void mt_narrow_to_primary_key(MtSourceUse *use);
+extern int	mt_expression_key_rtindex(Query *q, bool *nullable, Node *expr);
+extern void mt_expression_keys_use(MtSourceUse *use, int rtindex, List *exprs, List *names);
+extern List *mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed);
+
+#endif							/* MT_CONTINUOUS_KEY_COLUMNS_H */

@@ -1,0 +1,269 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/continuous/key_columns.c
+ *	  The key columns of a source's use: narrowed to its primary key, or
+ *	  expressions over its columns (see mt/continuous/key_columns.h).
+ *
+ * Expressions.  Every result row a changed source row contributes to carries that
+ * row's value of the expression in the result column (a group column, a
+ * DISTINCT one): recomputing the rows with those values is enough, as for
+ * a plain column.  The expression is not evaluated while decoding (an
+ * error there would stop decoding for every table of the database): the
+ * cycle computes the values of the columns decoding kept, in a
+ * subtransaction, and a failure recomputes the table instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "mt/continuous/key_columns.h"
+#include "mt/utils/extension.h"
+#include "mt/utils/sql.h"
+#include "mt/utils/subxact.h"
+
+/*
+ * When the source's primary key is among the columns a use reads keys
+ * from, the key alone names the rows: fewer columns make a tighter filter
+ * and one an index serves.
+ */
+void
+mt_narrow_to_primary_key(MtSourceUse *use)
+{
+	Relation	rel = table_open(use->relid, AccessShareLock);
+	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	List	   *attnums = NIL;
+	List	   *columns = NIL;
+
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(pk))
+		return;
+	rel = index_open(pk, AccessShareLock);
+	for (int i = 0; i < rel->rd_index->indnkeyatts; i++)
+	{
+		int			pos = -1;
+		ListCell   *lc;
+
+		foreach(lc, use->attnums)
+			if (lfirst_int(lc) == rel->rd_index->indkey.values[i])
+				pos = foreach_current_index(lc);
+		if (pos < 0)
+		{
+			index_close(rel, AccessShareLock);
+			return;
+		}
+		attnums = lappend_int(attnums, list_nth_int(use->attnums, pos));
+		columns = lappend(columns, list_nth(use->key_columns, pos));
+	}
+	index_close(rel, AccessShareLock);
+	use->attnums = attnums;
+	use->key_columns = columns;
+}
+
+/*
+ * mt_expression_key_rtindex
+ *		The range table entry whose columns alone expr computes, if it can
+ *		be a key: not a plain column, immutable, reading columns of one
+ *		table that no outer join can null (nullable: by range table index);
+ *		else 0.
+ */
+int
+mt_expression_key_rtindex(Query *q, bool *nullable, Node *expr)
+{
+	Bitmapset  *varnos;
+	Bitmapset  *attnos = NULL;
+	int			rtindex;
+	int			attno = -1;
+
+	if (IsA(expr, Var) || contain_mutable_functions(expr) || contain_agg_clause(expr) ||
+		contain_window_function(expr) || expression_returns_set(expr) ||
+		contain_subplans(expr) || checkExprHasSubLink(expr) || contain_vars_of_level(expr, 1))
+		return 0;
+	varnos = pull_varnos(NULL, expr);
+	if (!bms_get_singleton_member(varnos, &rtindex) ||
+		rt_fetch(rtindex, q->rtable)->rtekind != RTE_RELATION || nullable[rtindex])
+		return 0;
+	/* user columns only: no whole row, no system column */
+	pull_varattnos(expr, rtindex, &attnos);
+	while ((attno = bms_next_member(attnos, attno)) >= 0)
+		if (attno + FirstLowInvalidHeapAttributeNumber <= 0)
+			return 0;
+	return rtindex;
+}
+
+/*
+ * mt_expression_keys_use
+ *		Key the use of range table entry rtindex by those of exprs (result
+ *		columns names, one each) that mt_expression_key_rtindex gives it: the
+ *		columns they read become its attnums, the result columns its key
+ *		columns, and key_sql computes the latter from the former.
+ */
+void
+mt_expression_keys_use(MtSourceUse *use, int rtindex, List *exprs, List *names)
+{
+	Bitmapset  *attnos = NULL;
+	List	   *mine = NIL;
+	List	   *context = deparse_context_for("r", use->relid);
+	StringInfoData select;
+	StringInfoData casts;
+	StringInfoData arrays;
+	StringInfoData aliases;
+	ListCell   *le;
+	ListCell   *ln;
+	int			attno = -1;
+	int			nestlevel;
+	int			i = 0;
+
+	forboth(le, exprs, ln, names)
+	{
+		Node	   *expr = lfirst(le);
+
+		if (bms_singleton_member(pull_varnos(NULL, expr)) != rtindex)
+			continue;
+		pull_varattnos(expr, rtindex, &attnos);
+		mine = lappend(mine, expr);
+		use->key_columns = lappend(use->key_columns, makeString(pstrdup(lfirst(ln))));
+	}
+	if (mine == NIL)
+		return;
+
+	initStringInfo(&casts);
+	initStringInfo(&arrays);
+	initStringInfo(&aliases);
+	while ((attno = bms_next_member(attnos, attno)) >= 0)
+	{
+		AttrNumber	a = attno + FirstLowInvalidHeapAttributeNumber;
+		Oid			type;
+		int32		typmod;
+		Oid			collation;
+
+		get_atttypetypmodcoll(use->relid, a, &type, &typmod, &collation);
+		use->attnums = lappend_int(use->attnums, a);
+		i++;
+		appendStringInfo(&casts, "%sCAST(u.a%d AS %s) AS %s", i > 1 ? ", " : "", i,
+						 mt_type_sql(type, typmod),
+						 quote_identifier(get_attname(use->relid, a, false)));
+		appendStringInfo(&arrays, "%spg_catalog.unnest(CAST($%d AS pg_catalog.text[]))",
+						 i > 1 ? ", " : "", i);
+		appendStringInfo(&aliases, "%sa%d", i > 1 ? ", " : "", i);
+	}
+
+	/* every name not in pg_catalog qualified, as the query's view reads them */
+	initStringInfo(&select);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	foreach(le, mine)
+	{
+		Node	   *expr = copyObject(lfirst(le));
+
+		ChangeVarNodes(expr, rtindex, 1, 0);
+		appendStringInfo(&select, "%s%s", select.len > 0 ? ", " : "",
+						 deparse_expression(expr, context, true, false));
+	}
+	AtEOXact_GUC(false, nestlevel);
+	use->key_sql = psprintf("SELECT %s FROM (SELECT %s FROM ROWS FROM (%s) AS u(%s)) r",
+							select.data, casts.data, arrays.data, aliases.data);
+}
+
+/*
+ * mt_expression_key_values
+ *		The key tuples (char *[], NULL for NULL) that the use's key_sql
+ *		gives for tuples of its columns (as decoding keeps them), computed as
+ *		owner.  If that fails (a division by zero, a cast), *failed is set
+ *		and NIL returned: the caller recomputes the table.
+ */
+List *
+mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed)
+{
+	int			ncols = list_length(use->attnums);
+	int			nkeys = list_length(use->key_columns);
+	Oid		   *types = palloc(sizeof(Oid) * ncols);
+	Datum	   *args = palloc(sizeof(Datum) * ncols);
+	List	   *volatile result = NIL;
+	MtSubxact	sub;
+
+	*failed = false;
+	if (tuples == NIL)
+		return NIL;
+	for (int c = 0; c < ncols; c++)
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * list_length(tuples));
+		bool	   *nulls = palloc(sizeof(bool) * list_length(tuples));
+		int			dims[1] = {list_length(tuples)};
+		int			lbs[1] = {1};
+		ListCell   *lt;
+
+		foreach(lt, tuples)
+		{
+			char	  **values = lfirst(lt);
+			int			k = foreach_current_index(lt);
+
+			nulls[k] = (values[c] == NULL);
+			elems[k] = nulls[k] ? (Datum) 0 : CStringGetTextDatum(values[c]);
+		}
+		types[c] = TEXTARRAYOID;
+		args[c] = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID,
+													 -1, false, TYPALIGN_INT));
+	}
+
+	mt_subxact_begin(&sub);
+	PG_TRY();
+	{
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
+
+		mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+		SPI_connect();
+		if (SPI_execute_with_args(use->key_sql, ncols, types, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not compute the keys of \"%s\"", get_rel_name(use->relid));
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(sub.caller);
+			char	  **key = palloc(sizeof(char *) * (nkeys + 1));
+
+			for (int k = 0; k < nkeys; k++)
+			{
+				char	   *v = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, k + 1);
+
+				key[k] = v ? pstrdup(v) : NULL;
+			}
+			result = lappend(result, key);
+			MemoryContextSwitchTo(spi);
+		}
+		SPI_finish();
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		mt_subxact_commit(&sub);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = mt_subxact_rollback(&sub);
+
+		ereport(LOG,
+				(errmsg("could not compute the keys that changed rows of \"%s\" name, so the materialized table is recomputed",
+						get_rel_name(use->relid)),
+				 errdetail_internal("%s", edata->message)));
+		FreeErrorData(edata);
+		*failed = true;
+		result = NIL;
+	}
+	PG_END_TRY();
+	return result;
+}
