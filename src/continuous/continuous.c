@@ -205,32 +205,15 @@ grant_identity_wanted(MtAnalysis *a)
 	return any;
 }
 
-/*
- * An incremental table's rows are read and replaced by the values of its
- * key columns every cycle: give it an index on them (as TimescaleDB does
- * for the grouping columns of continuous aggregates, and pg_ivm for its
- * views), unless an index already starts with the first of them.
- */
-static void
-ensure_key_index(MtTable *mt, MtAnalysis *a)
+/* Has the table an index whose first column is this one? */
+static bool
+index_starts_with(Oid relid, AttrNumber first)
 {
-	List	   *keys = a->strategy == MT_STRATEGY_DELTAS ? a->group_outputs : NIL;
-	Relation	rel;
-	List	   *indexes;
-	AttrNumber	first;
-	StringInfoData cols;
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 	bool		covered = false;
 
-	/* (the rows of a TopK by keys are replaced by their keys in its state) */
-	if (a->strategy == MT_STRATEGY_KEYS && !a->rows_kept)
-		foreach(lc, a->keys)
-			keys = lappend(keys, strVal(lfirst(lc)));
-	if (keys == NIL)
-		return;
-	first = get_attnum(mt->relid, linitial(keys));
-	rel = table_open(mt->relid, AccessShareLock);
-	indexes = RelationGetIndexList(rel);
 	table_close(rel, AccessShareLock);
 	foreach(lc, indexes)
 	{
@@ -243,9 +226,19 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 			covered = true;
 		ReleaseSysCache(tup);
 	}
-	if (covered || first == InvalidAttrNumber)
-		return;
+	return covered;
+}
 
+/* An index on these columns (char *) of the table, unless one starts with the first. */
+static void
+ensure_index_on(MtTable *mt, List *keys)
+{
+	StringInfoData cols;
+	ListCell   *lc;
+	AttrNumber	first = get_attnum(mt->relid, linitial(keys));
+
+	if (first == InvalidAttrNumber || index_starts_with(mt->relid, first))
+		return;
 	initStringInfo(&cols);
 	foreach(lc, keys)
 	{
@@ -259,6 +252,39 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 				SPI_OK_UTILITY);
 	SPI_finish();
 	MT_INTERNAL_END();
+	CommandCounterIncrement();
+}
+
+/*
+ * An incremental table's rows are read and replaced by the values of its
+ * key columns every cycle: give it an index on them (as TimescaleDB does
+ * for the grouping columns of continuous aggregates, and pg_ivm for its
+ * views), unless an index already starts with the first of them.  Of a
+ * table kept by keys, the key columns of each source's changes: a cycle
+ * replaces the rows that match any of them.
+ */
+static void
+ensure_key_index(MtTable *mt, MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	if (a->strategy == MT_STRATEGY_DELTAS && a->group_outputs != NIL)
+		ensure_index_on(mt, a->group_outputs);
+	/* (the rows of a TopK by keys are replaced by their keys in its state) */
+	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept)
+		return;
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		List	   *keys = NIL;
+		ListCell   *lk;
+
+		if (use->full || use->lookup_sql)
+			continue;
+		foreach(lk, use->key_columns)
+			keys = lappend(keys, strVal(lfirst(lk)));
+		ensure_index_on(mt, keys);
+	}
 }
 
 /*

@@ -600,7 +600,6 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 	ParamListInfo params;
 	int			nparams;
 	char	   *where_state = "";
-	char	   *where_rows = "";
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
@@ -623,10 +622,8 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 	if (filter != NIL)
 	{
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
-		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
-	}
-	if (filter != NIL)
 		mt_favour_index_lookups();
+	}
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
@@ -643,8 +640,9 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 			elog(ERROR, "could not compute the state of \"%s\"", get_rel_name(relid));
 		mt_spi_insert_result(state);
 	}
-	else if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT * FROM (%s) r%s", state,
-											a->body_sql, where_rows),
+	else if (SPI_execute_with_args(psprintf("INSERT INTO %s %s", state,
+											mt_filter_select(psprintf("SELECT * FROM (%s) r", a->body_sql),
+															 filter, "r", desc, argtypes)),
 								   nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
 	MT_INTERNAL_END();

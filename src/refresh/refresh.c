@@ -423,6 +423,46 @@ mt_filter_from_spec(List *spec)
 	return list_make1(family);
 }
 
+/* no more families than this are read one by one (mt_filter_select) */
+#define MAX_SEPARATE_FAMILIES	8
+
+/*
+ * mt_filter_select
+ *		The rows of query select (... FROM x alias) that the filter names
+ *		(parameters as mt_filter_condition's, from $1), or all of them.  Of
+ * several families, the rows of each family in turn, less those of the
+ * families before it, in one UNION ALL: a condition on the columns of
+ * several sources ("o.id = ANY ($1) OR c.id = ANY ($2)") reaches none of
+ * their scans, and the whole join would be read, where each family's alone
+ * is pushed down to its source's index.
+ */
+char *
+mt_filter_select(const char *select, List *filter, const char *alias, TupleDesc desc, Oid *ptypes)
+{
+	StringInfoData buf;
+	ListCell   *lf;
+	int			param = 0;
+
+	if (list_length(filter) < 2 || list_length(filter) > MAX_SEPARATE_FAMILIES)
+		return psprintf("%s%s", select, filter_sql(filter, alias, desc, ptypes));
+	initStringInfo(&buf);
+	foreach(lf, filter)
+	{
+		int			k = foreach_current_index(lf);
+
+		if (k > 0)
+			appendStringInfoString(&buf, " UNION ALL ");
+		appendStringInfo(&buf, "%s WHERE %s", select,
+						 mt_filter_condition(list_make1(lfirst(lf)), alias, desc, ptypes + param,
+											 param));
+		if (k > 0)
+			appendStringInfo(&buf, " AND (%s) IS NOT TRUE",
+							 mt_filter_condition(list_copy_head(filter, k), alias, desc, ptypes, 0));
+		param += list_length(((MtFilterFamily *) lfirst(lf))->columns);
+	}
+	return buf.data;
+}
+
 /*
  * The refresh query: the source view's columns in the table's column
  * order, cast to the table's types where they differ, and the values of
@@ -478,12 +518,12 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
 		else
 			appendStringInfo(&buf, "CAST(v.%s AS %s)", quote_identifier(name), type);
 	}
-	appendStringInfo(&buf, " FROM %s v%s",
+	appendStringInfo(&buf, " FROM %s v",
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
-												RelationGetRelationName(view)),
-					 filter_sql(filter, "v", vdesc, ptypes));
-	return buf.data;
+												RelationGetRelationName(view)));
+	return mt_filter_select(buf.data, filter, "v", vdesc, ptypes);
 }
+
 
 /*
  * The LIST values of one partition, if the filter names exactly one value

@@ -99,6 +99,8 @@ extern List *mt_filter_from_spec(List *spec);
 extern List *mt_filter_values_once(MtFilterColumn *col);
 extern int	mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 							 ParamListInfo *params);
+extern char *mt_filter_select(const char *select, List *filter, const char *alias, TupleDesc desc,
+							  Oid *ptypes);
 extern char *mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes,
 								 int first_param);
 
