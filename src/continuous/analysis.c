@@ -441,6 +441,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 				bool top)
 {
 	SublinkScan scan = {0};
+	List	   *subqueries = NIL;	/* Query: of the SubLinks, LATERAL ones */
 	List	   *found = NIL;	/* CorrelatedUse */
 	List	   *relids = NIL;
 	List	   *keyed = NIL;
@@ -448,11 +449,20 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 	ListCell   *ls;
 
 	(void) query_tree_walker(q, find_sublinks, &scan, QTW_IGNORE_RT_SUBQUERIES);
+	foreach(ls, scan.sublinks)
+		subqueries = lappend(subqueries, ((SubLink *) lfirst(ls))->subselect);
+	/* LATERAL subqueries in FROM are correlated as those are */
+	foreach(ls, q->rtable)
+		if (mt_is_lateral_subquery(lfirst(ls)))
+		{
+			subqueries = lappend(subqueries, ((RangeTblEntry *) lfirst(ls))->subquery);
+			(void) count_relations((Node *) ((RangeTblEntry *) lfirst(ls))->subquery, &scan);
+		}
 	if (scan.views)
 		return NIL;
-	foreach(ls, scan.sublinks)
+	foreach(ls, subqueries)
 	{
-		Query	   *sq = (Query *) ((SubLink *) lfirst(ls))->subselect;
+		Query	   *sq = lfirst(ls);
 		ListCell   *lq;
 
 		if (sq->jointree == NULL || sq->setOperations != NULL)
@@ -711,7 +721,7 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 	 * correlation on one (correlated_uses): EXISTS (...), IN (...) or a
 	 * scalar subquery may give another value for any row
 	 */
-	if (q->hasSubLinks)
+	if (q->hasSubLinks || mt_has_lateral_subquery(q))
 	{
 		List	   *keyed = correlated_uses(g, q, candidates, candidate_names, a, top);
 
@@ -738,7 +748,10 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
  * recomputed the table) but that an inner join's equality ties to another
  * source whose changes do: a changed row names the keys of that source's
  * rows with its value of the column, looked up when the table is applied.
- * (The other source's rows are as the lookup finds them: one that changed
+ * So does an outer join's equality, from its nullable side to its
+ * preserved side: the preserved rows a changed row joins are those whose
+ * result rows it changes, matched or null-extended.  (The other source's
+ * rows are as the lookup finds them: one that changed
  * too names its own old and new keys.)  Such a source must be decoded
  * whole: one that is not is asked for REPLICA IDENTITY FULL
  * (identity_wanted) and its changes recompute the table until it has it.
@@ -755,7 +768,7 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 		MtSourceUse *use = lfirst(lc);
 		int			natts;
 
-		if (!use->full || use->rtindex == 0 || g->nullable[use->rtindex])
+		if (!use->full || use->rtindex == 0)
 			continue;
 		{
 			Relation	rel = table_open(use->relid, AccessShareLock);

@@ -201,20 +201,51 @@ sublink_relations_walker(Node *node, RelationCollector *c)
 	return expression_tree_walker(node, sublink_relations_walker, c);
 }
 
+/* ... and by the LATERAL subqueries of its FROM */
 static RelationCollector
 sublink_relations(Query *q)
 {
 	RelationCollector c = {0};
+	ListCell   *lc;
 
 	(void) query_tree_walker(q, sublink_relations_walker, &c, QTW_IGNORE_RT_SUBQUERIES);
+	foreach(lc, q->rtable)
+		if (mt_is_lateral_subquery(lfirst(lc)))
+			(void) collect_relations_walker((Node *) ((RangeTblEntry *) lfirst(lc))->subquery, &c);
 	return c;
 }
 
-/* The relations the subqueries in q's expressions read (see add_uses()). */
+/*
+ * The relations the subqueries in q's expressions and its LATERAL
+ * subqueries read (see add_uses()).
+ */
 List *
 mt_sublink_relids(Query *q)
 {
 	return sublink_relations(q).relids;
+}
+
+/*
+ * A LATERAL subquery in FROM (one flattening could not merge: LIMIT,
+ * aggregates): read as a subquery in an expression is, its sources naming
+ * keys through its correlation.
+ */
+bool
+mt_is_lateral_subquery(RangeTblEntry *rte)
+{
+	return rte->rtekind == RTE_SUBQUERY && rte->lateral;
+}
+
+/* Does q read one? */
+bool
+mt_has_lateral_subquery(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+		if (mt_is_lateral_subquery(lfirst(lc)))
+			return true;
+	return false;
 }
 
 /* ---------------------------------------------------------------------
@@ -253,7 +284,7 @@ mt_unsupported_shape(Oid viewid, Query *q)
 		return NULL;
 	}
 	/* subqueries in expressions: a change of what they read recomputes all */
-	if (q->hasSubLinks && sublink_relations(q).untrackable)
+	if ((q->hasSubLinks || mt_has_lateral_subquery(q)) && sublink_relations(q).untrackable)
 		return "the query uses subqueries in expressions that read a view, a foreign table, a temporary or unlogged table, or a materialized view";
 	foreach(lc, q->rtable)
 	{
@@ -269,7 +300,7 @@ mt_unsupported_shape(Oid viewid, Query *q)
 		 * function whose result can change is refused below)
 		 */
 		if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC ||
-			rte->rtekind == RTE_VALUES)
+			rte->rtekind == RTE_VALUES || mt_is_lateral_subquery(rte))
 			continue;
 		if (rte->rtekind != RTE_RELATION)
 			return "the query reads from a subquery or a function";

@@ -3,9 +3,10 @@
 -- do (TPC-H Q16: partsupp joined to part, grouped by part's columns),
 -- recomputes the rows of the keys of the rows it joins, looked up when the
 -- table is applied, not the whole table; so does a source read in a
--- subquery correlated on such a column (TPC-H Q4).  Controls: a source joined only
--- to a source that names no key either, and one on the nullable side of
--- an outer join, still recompute.  Each step is checked against the query,
+-- subquery correlated on such a column (TPC-H Q4), and a source on the
+-- nullable side of an outer join, through its ON equality.  Controls: a
+-- source joined only to a source that names no key either, and one an
+-- outer join's ON ties by no equality, still recompute.  Each step is checked against the query,
 -- and checked to have been applied by keys (refresh_history.strategy).
 --
 -- Not wrapped in a transaction: the worker only sees committed data.  The
@@ -39,7 +40,7 @@ BEGIN
     COMMIT;
 END $$;
 
-SELECT plan(36);
+SELECT plan(38);
 
 -- Q16's shape: suppliers per brand and size (count(DISTINCT ...) is kept by keys)
 SELECT materialized_table.execute($$
@@ -53,9 +54,10 @@ SELECT materialized_table.execute($$
     SELECT DISTINCT p.name, p.size
       FROM tap_lk.part p JOIN tap_lk.supply s ON s.partkey = p.partkey
      WHERE s.cost > 95$$) \g /dev/null
--- controls: grouped by brand's label, part names no key either (it joins
--- brand by id), so supply has nothing to look up through; supply on the
--- nullable side of an outer join
+-- supply on the nullable side of an outer join: looked up through its ON
+-- equality.  Controls: grouped by brand's label, part names no key either
+-- (it joins brand by id), so supply has nothing to look up through; an
+-- outer join's ON without an equality
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_lk.by_label FRESHNESS = INTERVAL '1' SECOND AS
     SELECT b.label, count(DISTINCT s.suppkey) AS suppliers
@@ -67,6 +69,11 @@ SELECT materialized_table.execute($$
     SELECT p.size, count(DISTINCT s.suppkey) AS suppliers
       FROM tap_lk.part p LEFT JOIN tap_lk.supply s ON s.partkey = p.partkey AND s.cost > 50
      GROUP BY p.size$$) \g /dev/null
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE tap_lk.no_equality FRESHNESS = INTERVAL '1' SECOND AS
+    SELECT p.partkey, count(s.suppkey) AS dearer
+      FROM tap_lk.part p LEFT JOIN tap_lk.supply s ON s.cost > p.size * 14 AND s.suppkey < 40
+     WHERE p.partkey < 10 GROUP BY p.partkey$$) \g /dev/null
 -- and a join on a column of a nondeterministic collation ('a' = 'A'):
 -- a lookup could compare otherwise than the join
 CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
@@ -103,7 +110,7 @@ SELECT isnt(wait_for($$SELECT bool_and(s.synced)
                           FROM materialized_table_internal.continuous_state s
                           JOIN pg_class c ON c.oid = s.relid
                          WHERE c.relnamespace = 'tap_lk'::regnamespace
-                        HAVING count(*) = 7$$, 30), NULL,
+                        HAVING count(*) = 8$$, 30), NULL,
             'the worker takes the tables up');
 SELECT is(relreplident::text, 'f', 'the joined source got REPLICA IDENTITY FULL')
   FROM pg_class WHERE oid = 'tap_lk.supply'::regclass;
@@ -116,9 +123,12 @@ SELECT matches(maintenance_detail, 'a change of supply recomputes the rows of th
 SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
                'by_label (control): nothing to look up through, supply recomputes')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.by_label'::regclass;
-SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
-               'with_supply (control): an outer join''s nullable side recomputes')
+SELECT matches(maintenance_detail, 'a change of supply recomputes the rows of the part rows it joins \(by partkey\)',
+               'with_supply: an outer join''s nullable side names the keys of the preserved rows it joins')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.with_supply'::regclass;
+SELECT matches(maintenance_detail, 'a change of supply recomputes the whole table',
+               'no_equality (control): an outer join''s ON without an equality recomputes')
+  FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.no_equality'::regclass;
 SELECT matches(maintenance_detail, 'a change of item recomputes the whole table',
                'by_group (control): a join by a nondeterministic collation recomputes')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_lk.by_group'::regclass;
@@ -145,7 +155,8 @@ SELECT is(mismatches('suppliers'), 0::bigint, 'suppliers equals its query');
 SELECT is(mismatches('dear'), 0::bigint, 'dear equals its query');
 SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys');
 SELECT is(cycles_since('tap_lk.dear'), 'KEYS', 'dear: by keys');
-SELECT is(cycles_since('tap_lk.with_supply'), 'FULL', 'with_supply (control): recomputed');
+SELECT is(cycles_since('tap_lk.with_supply'), 'KEYS', 'with_supply: by keys');
+SELECT is(cycles_since('tap_lk.no_equality'), 'FULL', 'no_equality (control): recomputed');
 
 -- a part changes brand and size in the same transaction as its supplies:
 -- its own change names its old and new groups, the supplies' the new ones
@@ -156,7 +167,8 @@ SELECT isnt(converged(20), NULL, 'a part and its supplies changed together: conv
 SELECT is(mismatches('suppliers'), 0::bigint, 'suppliers equals its query');
 SELECT is(mismatches('dear'), 0::bigint, 'dear equals its query');
 SELECT is(cycles_since('tap_lk.suppliers'), 'KEYS', 'suppliers: by keys');
-SELECT is(mismatches('by_label') + mismatches('with_supply'), 0::bigint, 'the controls equal their queries');
+SELECT is(mismatches('by_label') + mismatches('with_supply') + mismatches('no_equality'), 0::bigint,
+          'the controls and the outer join equal their queries');
 SELECT is(failed_cycles(), 0::bigint, 'no cycle failed');
 
 -- lines late and on time, deleted, added to orders that had none, moved
@@ -179,6 +191,6 @@ SELECT is(cycles_since('tap_lk.late_orders'), 'KEYS', 'late_orders: by keys');
 SELECT is(failed_cycles(), 0::bigint, 'still no cycle failed');
 
 SELECT * FROM finish();
-SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_lk.' || t) FROM unnest(ARRAY['suppliers', 'dear', 'by_label', 'with_supply', 'by_group', 'late_orders', 'punctual']) t \g /dev/null
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE tap_lk.' || t) FROM unnest(ARRAY['suppliers', 'dear', 'by_label', 'with_supply', 'no_equality', 'by_group', 'late_orders', 'punctual']) t \g /dev/null
 RESET search_path;
 DROP SCHEMA tap_lk CASCADE;

@@ -44,6 +44,8 @@ typedef struct MtGraph
 extern bool mt_is_view_self(RangeTblEntry *rte, Oid viewid);
 extern MtAnalysis *mt_full_analysis(Oid viewid, Query *q, const char *reason);
 extern List *mt_sublink_relids(Query *q);
+extern bool mt_is_lateral_subquery(RangeTblEntry *rte);
+extern bool mt_has_lateral_subquery(Query *q);
 extern const char *mt_unsupported_shape(Oid viewid, Query *q);
 extern bool mt_has_row_security(Oid relid);
 extern Var *mt_base_var(Query *q, Node *node);
