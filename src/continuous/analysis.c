@@ -204,31 +204,6 @@ keyed_use_at(MtAnalysis *a, int rtindex)
 	return NULL;
 }
 
-/*
- * The SQL of a lookup: the keyed use's columns of the rows of its relation
- * whose column attno has one of the values $1 (text[], as decoding gives
- * them).  NULL if the column's type has no array type.
- */
-static char *
-lookup_sql(MtSourceUse *keyed, AttrNumber attno)
-{
-	Oid			type = get_atttype(keyed->relid, attno);
-	Oid			arraytype = get_array_type(type);
-	StringInfoData cols;
-	ListCell   *lc;
-
-	if (!OidIsValid(arraytype))
-		return NULL;
-	initStringInfo(&cols);
-	foreach(lc, keyed->attnums)
-		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
-						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
-	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s %s ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
-					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
-					quote_identifier(get_attname(keyed->relid, attno, false)),
-					mt_equality_sql(type), mt_type_sql(arraytype, -1));
-}
-
 /* ---------------------------------------------------------------------
  * Subqueries correlated on a key
  * ---------------------------------------------------------------------
@@ -357,19 +332,6 @@ identity_full(Oid relid, bool inh)
 	return true;
 }
 
-/*
- * An equality that names keys: of one type on both sides, mergejoinable,
- * and of a deterministic collation (if any).
- */
-static bool
-keyable_equality(OpExpr *op)
-{
-	return list_length(op->args) == 2 &&
-		exprType(linitial(op->args)) == exprType(lsecond(op->args)) &&
-		op_mergejoinable(op->opno, exprType(linitial(op->args))) &&
-		(!OidIsValid(op->inputcollid) || get_collation_isdeterministic(op->inputcollid));
-}
-
 /* The use of the relation at rtindex of subquery sq, created if new. */
 static MtSourceUse *
 occurrence_use(List **found, Query *sq, Index rtindex)
@@ -411,7 +373,7 @@ correlated_lookup(MtAnalysis *a, bool top, MtSourceUse *use, Var *base, AttrNumb
 	if (!top || use->key_columns != NIL || use->lookup_sql != NULL ||
 		(keyed = keyed_use_at(a, base->varno)) == NULL ||
 		!deterministic_column(keyed->relid, base->varattno) ||
-		(sql = lookup_sql(keyed, base->varattno)) == NULL)
+		(sql = mt_lookup_sql(keyed, base->varattno)) == NULL)
 		return;
 	use->attnums = list_make1_int(attno);
 	use->lookup_sql = sql;
@@ -476,7 +438,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			Var		   *base;
 			MtSourceUse *use;
 
-			if (!IsA(op, OpExpr) || !keyable_equality(op))
+			if (!IsA(op, OpExpr) || !mt_keyable_equality(op))
 				continue;
 			inner = linitial(op->args);
 			outer = lsecond(op->args);
@@ -525,7 +487,7 @@ correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names, M
 			continue;
 		op = (OpExpr *) sl->testexpr;
 		sq = (Query *) sl->subselect;
-		if (!keyable_equality(op) || !IsA(lsecond(op->args), Param) ||
+		if (!mt_keyable_equality(op) || !IsA(lsecond(op->args), Param) ||
 			sq->setOperations || sq->limitCount || sq->limitOffset || sq->hasWindowFuncs ||
 			sq->hasTargetSRFs || sq->hasDistinctOn || sq->groupingSets ||
 			(sq->hasAggs && sq->groupClause == NIL))
@@ -629,6 +591,10 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 		}
 		return any_keyed;
 	}
+
+	/* a FULL JOIN of two tables: each names keys on both sides */
+	if (top && mt_full_join_uses(q, names, a))
+		return true;
 
 	/* key candidates: plain columns of relations no outer join can null */
 	foreach(lc, q->targetList)
@@ -793,7 +759,7 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 					get_atttype(keyed->relid, v->attno) != get_atttype(use->relid, attno) ||
 					!deterministic_column(use->relid, attno) ||
 					!deterministic_column(keyed->relid, v->attno) ||
-					(sql = lookup_sql(keyed, v->attno)) == NULL)
+					(sql = mt_lookup_sql(keyed, v->attno)) == NULL)
 					continue;
 				if (!identity_full(use->relid, use->inh))
 				{

@@ -21,6 +21,7 @@
 #include "access/table.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -33,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "mt/continuous/analysis_int.h"
 #include "mt/continuous/key_columns.h"
 #include "mt/utils/extension.h"
 #include "mt/utils/sql.h"
@@ -74,6 +76,223 @@ mt_narrow_to_primary_key(MtSourceUse *use)
 	index_close(rel, AccessShareLock);
 	use->attnums = attnums;
 	use->key_columns = columns;
+}
+
+/*
+ * mt_keyable_equality
+ *		An equality that names keys: of one type on both sides,
+ *		mergejoinable, and of a deterministic collation (if any).
+ */
+bool
+mt_keyable_equality(OpExpr *op)
+{
+	return list_length(op->args) == 2 &&
+		exprType(linitial(op->args)) == exprType(lsecond(op->args)) &&
+		op_mergejoinable(op->opno, exprType(linitial(op->args))) &&
+		(!OidIsValid(op->inputcollid) || get_collation_isdeterministic(op->inputcollid));
+}
+
+/*
+ * mt_lookup_sql
+ *		The SQL of a lookup: the keyed use's columns of the rows of its relation
+ * whose column attno has one of the values $1 (text[], as decoding gives
+ * them).  NULL if the column's type has no array type.
+ */
+char *
+mt_lookup_sql(MtSourceUse *keyed, AttrNumber attno)
+{
+	Oid			type = get_atttype(keyed->relid, attno);
+	Oid			arraytype = get_array_type(type);
+	StringInfoData cols;
+	ListCell   *lc;
+
+	if (!OidIsValid(arraytype))
+		return NULL;
+	initStringInfo(&cols);
+	foreach(lc, keyed->attnums)
+		appendStringInfo(&cols, "%sk.%s", cols.len ? ", " : "",
+						 quote_identifier(get_attname(keyed->relid, lfirst_int(lc), false)));
+	return psprintf("SELECT DISTINCT %s FROM %s%s k WHERE k.%s %s ANY (CAST(CAST($1 AS pg_catalog.text[]) AS %s))",
+					cols.data, keyed->inh ? "" : "ONLY ", mt_qualified_name(keyed->relid),
+					quote_identifier(get_attname(keyed->relid, attno, false)),
+					mt_equality_sql(type), mt_type_sql(arraytype, -1));
+}
+
+/* A key column of a FULL JOIN: a plain result column of one of its tables. */
+typedef struct JoinKey
+{
+	Var		   *var;
+	char	   *name;
+} JoinKey;
+
+static char *
+join_key_name(List *keys, int varno, AttrNumber attno)
+{
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		JoinKey    *k = lfirst(lc);
+
+		if (k->var->varno == varno && k->var->varattno == attno)
+			return k->name;
+	}
+	return NULL;
+}
+
+static MtSourceUse *
+join_use(Query *q, int rtindex, MtAnalysis *a)
+{
+	MtSourceUse *use = palloc0(sizeof(MtSourceUse));
+	RangeTblEntry *rte = rt_fetch(rtindex, q->rtable);
+
+	use->relid = rte->relid;
+	use->inh = rte->inh;
+	use->rtindex = rtindex;
+	use->family = list_length(a->uses);
+	a->uses = lappend(a->uses, use);
+	return use;
+}
+
+/*
+ * mt_full_join_uses
+ *		The uses of a query that is one FULL JOIN of two tables (names: its
+ *		result columns): a changed row of either names two families, the
+ *		key columns of its own table (the result rows it is in, matched or
+ *		null-extended) and, through an equality of the ON clause, the key
+ *		column of the other table it equals, or the other table's keys of
+ *		the rows it joins, looked up (that table's rows whose null
+ *		extension comes or goes); a NULL there names nothing (strict).  A
+ *		table without both is read whole.  False if q is no such query.
+ */
+bool
+mt_full_join_uses(Query *q, List *names, MtAnalysis *a)
+{
+	JoinExpr   *j;
+	List	   *keys = NIL;
+	int			side[2];
+	MtSourceUse *own[2];
+	MtSourceUse *cross[2] = {NULL, NULL};
+	bool		keyed[2];
+	bool		any = false;
+	ListCell   *lc;
+	int			position = 0;
+
+	if (q->setOperations || q->hasSubLinks || q->hasWindowFuncs || q->hasTargetSRFs ||
+		q->groupingSets || q->hasDistinctOn || q->jointree == NULL ||
+		list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), JoinExpr))
+		return false;
+	j = linitial(q->jointree->fromlist);
+	if (j->jointype != JOIN_FULL || !IsA(j->larg, RangeTblRef) || !IsA(j->rarg, RangeTblRef))
+		return false;
+	side[0] = ((RangeTblRef *) j->larg)->rtindex;
+	side[1] = ((RangeTblRef *) j->rarg)->rtindex;
+	if (rt_fetch(side[0], q->rtable)->rtekind != RTE_RELATION ||
+		rt_fetch(side[1], q->rtable)->rtekind != RTE_RELATION)
+		return false;
+
+	/* key columns: plain columns of either table (of a grouped query, group columns) */
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		Var		   *var;
+
+		if (tle->resjunk)
+			continue;
+		position++;
+		if ((q->hasAggs || q->groupClause) && tle->ressortgroupref == 0)
+			continue;
+		var = mt_base_var(q, (Node *) tle->expr);
+		if (var != NULL && join_key_name(keys, var->varno, var->varattno) == NULL)
+		{
+			JoinKey    *k = palloc(sizeof(JoinKey));
+
+			k->var = var;
+			k->name = list_nth(names, position - 1);
+			keys = lappend(keys, k);
+		}
+	}
+
+	/* each table's own key columns */
+	for (int s = 0; s < 2; s++)
+	{
+		own[s] = join_use(q, side[s], a);
+		foreach(lc, keys)
+		{
+			JoinKey    *k = lfirst(lc);
+
+			if (k->var->varno == side[s])
+			{
+				own[s]->attnums = lappend_int(own[s]->attnums, k->var->varattno);
+				own[s]->key_columns = lappend(own[s]->key_columns, makeString(k->name));
+			}
+		}
+		mt_narrow_to_primary_key(own[s]);
+	}
+	/* the other's, through an ON equality: its key column, or looked up */
+	for (int s = 0; s < 2; s++)
+	{
+		foreach(lc, make_ands_implicit((Expr *) j->quals))
+		{
+			OpExpr	   *op = lfirst(lc);
+			Var		   *mine;
+			Var		   *other;
+			char	   *name;
+			char	   *sql = NULL;
+
+			if (!IsA(op, OpExpr) || !mt_keyable_equality(op))
+				continue;
+			mine = mt_base_var(q, linitial(op->args));
+			other = mt_base_var(q, lsecond(op->args));
+			if (mine == NULL || other == NULL)
+				continue;
+			if (mine->varno != side[s])
+			{
+				Var		   *swap = mine;
+
+				mine = other;
+				other = swap;
+			}
+			if (mine->varno != side[s] || other->varno != side[1 - s])
+				continue;
+			name = join_key_name(keys, other->varno, other->varattno);
+			if (name == NULL && (own[1 - s]->key_columns == NIL ||
+								 (sql = mt_lookup_sql(own[1 - s], other->varattno)) == NULL))
+				continue;
+			cross[s] = palloc0(sizeof(MtSourceUse));
+			*cross[s] = *own[s];
+			cross[s]->strict = true;
+			cross[s]->attnums = list_make1_int(mine->varattno);
+			cross[s]->key_columns = name ? list_make1(makeString(name)) : NIL;
+			cross[s]->lookup_sql = sql;
+			cross[s]->lookup_family = own[1 - s]->family;
+			break;
+		}
+	}
+	/*
+	 * keyed: its own columns and the other's, the latter not looked up in
+	 * a table that is read whole (twice: that may follow from the first)
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (int s = 0; s < 2; s++)
+			keyed[s] = own[s]->key_columns != NIL && cross[s] != NULL &&
+				(cross[s]->lookup_sql == NULL || (pass == 0 || keyed[1 - s]));
+	for (int s = 0; s < 2; s++)
+	{
+		if (!keyed[s])
+		{
+			own[s]->full = true;
+			own[s]->attnums = NIL;
+			own[s]->key_columns = NIL;
+			continue;
+		}
+		any = true;
+		cross[s]->family = list_length(a->uses);
+		a->uses = lappend(a->uses, cross[s]);
+		foreach(lc, list_concat(list_copy(own[s]->key_columns), cross[s]->key_columns))
+			a->keys = list_append_unique(a->keys, lfirst(lc));
+	}
+	return any;
 }
 
 /*

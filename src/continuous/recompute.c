@@ -232,6 +232,16 @@ looked_up_keys(ContTable *t, List *logged)
 	return result;
 }
 
+/* Is one of the n values of a key NULL? */
+static bool
+any_null(char **values, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (values[i] == NULL)
+			return true;
+	return false;
+}
+
 /* Keys written by the batch or kept earlier, as the engine's filter. */
 static List *
 keys_filter(ContTable *t, List *logged)
@@ -267,6 +277,8 @@ keys_filter(ContTable *t, List *logged)
 		/* each key's values, column by column (each once, below) */
 #define ADD_VALUES(vals) \
 		do { \
+			if (use->strict && any_null((vals), n)) \
+				break; \
 			for (i = 0; i < n; i++) \
 			{ \
 				MtFilterColumn *col = list_nth(family->columns, i); \

@@ -73,6 +73,8 @@ typedef struct MtSourceUse
 	 * ...: text[] of each).  NULL: the key columns are attnums themselves.
 	 */
 	char	   *key_sql;
+	bool		strict;			/* a key with a NULL names nothing (an
+								 * equality of a join's ON is never true) */
 } MtSourceUse;
 
 typedef enum MtAggKind

@@ -19,6 +19,9 @@
 #include "mt/continuous/analysis.h"
 
 extern void mt_narrow_to_primary_key(MtSourceUse *use);
+extern bool mt_keyable_equality(OpExpr *op);
+extern char *mt_lookup_sql(MtSourceUse *keyed, AttrNumber attno);
+extern bool mt_full_join_uses(Query *q, List *names, MtAnalysis *a);
 extern int	mt_expression_key_rtindex(Query *q, bool *nullable, Node *expr);
 extern void mt_expression_keys_use(MtSourceUse *use, int rtindex, List *exprs, List *names);
 extern List *mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed);
