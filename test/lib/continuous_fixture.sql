@@ -122,4 +122,19 @@ CREATE MATERIALIZED TABLE load.rollup FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.cube_join FRESHNESS = INTERVAL '1' SECOND AS
   SELECT c.region, o.ds, count(*) AS n, sum(o.customer_id) AS customers
   FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY CUBE (c.region, o.ds);
+-- keys: an expression over one source, a LATERAL subquery, a FULL JOIN,
+-- an outer join's nullable side looked up
+CREATE MATERIALIZED TABLE load.by_bucket FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT balance::int % 10 AS bucket, count(DISTINCT grp) AS grps, string_agg(id::text, ',' ORDER BY id) AS ids
+  FROM load.accounts WHERE id % 7 = 0 GROUP BY balance::int % 10;
+CREATE MATERIALIZED TABLE load.last_order FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.id, c.region, o.id AS order_id, o.amount
+  FROM load.customers c LEFT JOIN LATERAL (SELECT o.id, o.amount FROM load.orders o
+    WHERE o.customer_id = c.id ORDER BY o.ds DESC, o.id DESC LIMIT 1) o ON true;
+CREATE MATERIALIZED TABLE load.full_join FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT a.id, a.balance, c.id AS customer_id, c.region
+  FROM load.accounts a FULL JOIN load.customers c ON c.id = a.grp WHERE a.id IS NULL OR a.id % 5 = 0;
+CREATE MATERIALIZED TABLE load.nullable_side FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT o.id, o.amount, c.region FROM load.orders o LEFT JOIN load.customers c
+    ON c.id = o.customer_id AND c.region <> 'region 3' WHERE o.id % 4 = 0;
 $$);
