@@ -23,6 +23,7 @@
 --   mark                       a table: the time (at) cycles() counts from
 --   cycles(strategy)           cycles of the schema's tables since the mark
 --                              whose strategy was strategy (refresh_history)
+--   cycles_of(t, strategy)     the same, of table t
 --
 -- With \set with_src, also a source table and a writer:
 --   src(id, grp, v)            5,000 rows in 20 groups
@@ -107,6 +108,11 @@ CREATE FUNCTION %1$I.cycles(strategy text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM materialized_table.refresh_history h
    WHERE h.table_name IN (SELECT table_name FROM %1$I.mine) AND h.trigger = 'CONTINUOUS'
      AND h.started_at > (SELECT at FROM %1$I.mark) AND h.strategy = $1
+$$;
+CREATE FUNCTION %1$I.cycles_of(t regclass, strategy text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM materialized_table.refresh_history h
+   WHERE h.table_name = t AND h.trigger = 'CONTINUOUS'
+     AND h.started_at > (SELECT max(at) FROM %1$I.mark) AND h.strategy = $2
 $$$f$, :'schema') \gexec
 \endif
 
