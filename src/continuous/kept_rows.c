@@ -486,12 +486,25 @@ prepare_top(MtAnalysis *a, Query *q)
 	a->top_index = (order.len && default_ops && indexed) ? order.data : NULL;
 }
 
+/* The result column of the state's query of that name, or NULL. */
+static TargetEntry *
+body_column(MtAnalysis *a, const char *name)
+{
+	ListCell   *lt;
+
+	foreach(lt, a->body_query->targetList)
+		if (!((TargetEntry *) lfirst(lt))->resjunk &&
+			strcmp(((TargetEntry *) lfirst(lt))->resname, name) == 0)
+			return lfirst(lt);
+	return NULL;
+}
+
 /*
  * mt_kept_rows_create_objects
  *		The state table (empty: the worker fills it when it takes the table
  *		up) and the derived view of a new table, with an index on the keys
- *		(each cycle replaces the state's rows by them) and one in the ORDER
- *		BY's order (the first rows are read from it).
+ *		of each source (each cycle replaces the state's rows by them) and
+ *		one in the ORDER BY's order (the first rows are read from it).
  */
 void
 mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
@@ -500,7 +513,7 @@ mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 	StringInfoData cols;
 	StringInfoData keys;
 	ListCell   *lc;
-	bool		keys_indexable = list_length(a->keys) <= INDEX_MAX_KEYS;
+	List	   *firsts = NIL;	/* String: the first column of each index */
 	MtSavedUser saved;
 
 	initStringInfo(&cols);
@@ -516,26 +529,37 @@ mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 						 mt_type_sql(exprType(expr), exprTypmod(expr)),
 						 mt_collate_sql(exprCollation(expr)));
 	}
-	foreach(lc, a->keys)
-	{
-		TargetEntry *tle = NULL;
-		ListCell   *lt;
-
-		foreach(lt, a->body_query->targetList)
-			if (!((TargetEntry *) lfirst(lt))->resjunk &&
-				strcmp(((TargetEntry *) lfirst(lt))->resname, strVal(lfirst(lc))) == 0)
-				tle = lfirst(lt);
-		if (tle == NULL || !indexable(exprType((Node *) tle->expr)))
-			keys_indexable = false;
-		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(strVal(lfirst(lc))));
-	}
 
 	/* created with the extension owner's rights in its schema, then given away */
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	mt_spi_exec(psprintf("CREATE TABLE %s (%s)", state, cols.data), SPI_OK_UTILITY);
-	if (keys_indexable && keys.len)
+	/*
+	 * an index on the key columns of each source's changes (a cycle
+	 * replaces the rows matching any of them), unless one starts alike
+	 */
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		ListCell   *lk;
+
+		if (use->full || use->lookup_sql || use->key_columns == NIL ||
+			list_member(firsts, linitial(use->key_columns)))
+			continue;
+		resetStringInfo(&keys);
+		foreach(lk, use->key_columns)
+		{
+			TargetEntry *tle = body_column(a, strVal(lfirst(lk)));
+
+			if (tle == NULL || !indexable(exprType((Node *) tle->expr)))
+				break;
+			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(strVal(lfirst(lk))));
+		}
+		if (lk != NULL || list_length(use->key_columns) > INDEX_MAX_KEYS)
+			continue;
+		firsts = lappend(firsts, linitial(use->key_columns));
 		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, keys.data), SPI_OK_UTILITY);
+	}
 	if (a->top_index)
 		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, a->top_index), SPI_OK_UTILITY);
 	CommandCounterIncrement();
