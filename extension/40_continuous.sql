@@ -72,3 +72,16 @@ CREATE FUNCTION materialized_table_internal.continuous_horizon()
 RETURNS timestamptz
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mt_continuous_horizon_sql';
+
+-- A node of a Citus cluster: this node's shards of the CONTINUOUS table t,
+-- which Citus distributes, made materialized tables of this node that
+-- read their sources' co-located shards (converted if need be), with the
+-- coordinator's query, freshness and state; the number of shards this node
+-- follows and the time their content is fresh as of.  Called by the
+-- coordinator's worker on every node.
+CREATE FUNCTION materialized_table_internal.follow_shards(
+    t pg_catalog.regclass, definition text, freshness text, suspended boolean, refresh boolean,
+    OUT shards integer, OUT as_of timestamptz)
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'mt_follow_shards_sql';
+REVOKE ALL ON FUNCTION materialized_table_internal.follow_shards(pg_catalog.regclass, text, text, boolean, boolean) FROM PUBLIC;

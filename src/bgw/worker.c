@@ -37,7 +37,9 @@
 #include "mt/utils/bgworker.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/refresh/shards.h"
 #include "mt/scheduler/scheduler.h"
+#include "mt/utils/sql.h"
 
 PGDLLEXPORT void mt_worker_main(Datum arg);
 
@@ -54,6 +56,14 @@ typedef struct ScheduledTable
 static MemoryContext worker_context;
 static List *scheduled = NIL;	/* ScheduledTable, in tables_context */
 static List *continuous = NIL;	/* MtTable, in tables_context */
+static List *sharded = NIL;		/* ShardedTable, in tables_context */
+
+/* A CONTINUOUS table whose shards Citus's nodes keep (refresh/shards.c). */
+typedef struct ShardedTable
+{
+	Oid			relid;
+	char	   *problem;		/* what the last pass could not do; NULL */
+} ShardedTable;
 
 /*
  * Each reading of the catalog gets a memory context of its own; the one
@@ -132,6 +142,7 @@ static bool
 load_tables(void)
 {
 	List	   *old_scheduled = scheduled;
+	List	   *old_sharded = sharded;
 	List	   *relids;
 	ListCell   *lc;
 	bool		installed;
@@ -152,6 +163,7 @@ load_tables(void)
 	MemoryContextSwitchTo(tables_context);
 	scheduled = NIL;
 	continuous = NIL;
+	sharded = NIL;
 	foreach(lc, relids)
 	{
 		MtTable    *mt = mt_catalog_lookup(lfirst_oid(lc), true);
@@ -159,7 +171,23 @@ load_tables(void)
 		/* (a table restored from a dump waits for the end of its restore) */
 		if (mt == NULL || mt->restore_pending != NULL)
 			continue;
-		if (mt->refresh_mode == MT_MODE_CONTINUOUS)
+		if (mt->refresh_mode == MT_MODE_CONTINUOUS && mt_shards_on_nodes(mt))
+		{
+			ShardedTable *t = palloc0(sizeof(ShardedTable));
+			ListCell   *lc2;
+
+			t->relid = mt->relid;
+			/* a problem already logged is not logged again */
+			foreach(lc2, old_sharded)
+			{
+				ShardedTable *old = lfirst(lc2);
+
+				if (old->relid == t->relid && old->problem)
+					t->problem = pstrdup(old->problem);
+			}
+			sharded = lappend(sharded, t);
+		}
+		else if (mt->refresh_mode == MT_MODE_CONTINUOUS)
 			continuous = lappend(continuous, mt);
 		else if (mt->scheduler && strcmp(mt->scheduler, MT_SCHEDULER_WORKER) == 0 &&
 				 mt->status == MT_STATUS_ACTIVATED)
@@ -250,6 +278,80 @@ run_due_schedules(void)
 	return wait;
 }
 
+/*
+ * The tables whose shards Citus's nodes keep: every node is told what each
+ * is, each table in a transaction of its own.  A node that does not answer
+ * leaves the table's freshness behind; the server log says so when the
+ * problem starts and when it changes, not at every pass.
+ */
+#define SHARDS_INTERVAL_MS	500
+
+static TimestampTz shards_last_pass = 0;
+
+static long
+follow_shards(void)
+{
+	ListCell   *lc;
+
+	if (sharded == NIL)
+		return RELOAD_INTERVAL_MS;
+	if (!TimestampDifferenceExceeds(shards_last_pass, GetCurrentTimestamp(), SHARDS_INTERVAL_MS))
+		return SHARDS_INTERVAL_MS;
+	shards_last_pass = GetCurrentTimestamp();
+	pgstat_report_activity(STATE_RUNNING, "materialized_table: following the shards of distributed tables");
+	foreach(lc, sharded)
+	{
+		ShardedTable *t = lfirst(lc);
+		MemoryContext oldcontext = CurrentMemoryContext;
+		char	   *problem = NULL;
+		char	   *name = NULL;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		mt_worker_gives_way_in_deadlocks();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		PG_TRY();
+		{
+			MtTable    *mt = mt_catalog_lookup(t->relid, true);
+
+			if (mt != NULL && mt->refresh_mode == MT_MODE_CONTINUOUS)
+			{
+				name = MemoryContextStrdup(tables_context, mt_qualified_name(mt->relid));
+				problem = mt_shards_follow(mt, false);
+				if (problem)
+					problem = MemoryContextStrdup(tables_context, problem);
+			}
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(oldcontext);
+			edata = CopyErrorData();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			problem = MemoryContextStrdup(tables_context, edata->message);
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(oldcontext);
+		if (name == NULL)
+			continue;			/* dropped meanwhile */
+		if (problem && (t->problem == NULL || strcmp(problem, t->problem) != 0))
+			ereport(LOG,
+					(errmsg("materialized_table worker could not follow every shard of %s: %s",
+							name, problem),
+					 errdetail("Its freshness is not met until every node keeps its shards again.")));
+		else if (problem == NULL && t->problem)
+			ereport(LOG,
+					(errmsg("materialized_table worker follows every shard of %s again", name)));
+		t->problem = problem;
+	}
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return SHARDS_INTERVAL_MS;
+}
+
 /* the worker's loop state */
 static uint32 loop_generation = 0;
 static TimestampTz loop_last_load = 0;
@@ -285,7 +387,7 @@ worker_turn(Oid dbid)
 		if (!mt_continuous_worker_tables_changed(continuous))
 			loop_last_load = 0;
 	}
-	if (scheduled == NIL && continuous == NIL)
+	if (scheduled == NIL && continuous == NIL && sharded == NIL)
 	{
 		/* the end of a restore to wait for: look again shortly */
 		if (loop_restores_pending)
@@ -299,6 +401,7 @@ worker_turn(Oid dbid)
 	wait = run_due_schedules();
 	cycle_wait = mt_continuous_worker_cycle();
 	wait = Min(wait, cycle_wait);
+	wait = Min(wait, follow_shards());
 	if (loop_last_load == 0)
 		wait = Min(wait, 200);	/* tables to read again soon */
 	return wait;

@@ -40,6 +40,7 @@
 #include "mt/lifecycle/restore.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/sql.h"
 
 /* Options RESUME understands; they last until the next SUSPEND or RESUME. */
@@ -207,6 +208,8 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 	List	   *new_cols;
 	int			i;
 	int			nold = 0;
+	bool		shard;
+	Bitmapset  *adopted = NULL;
 
 	LockRelationOid(relid, MT_REFRESH_LOCKMODE);
 	mt = mt_catalog_lookup(relid, false);
@@ -252,12 +255,21 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 					 mt_errposition(st->source, q->location)));
 	}
 
-	/* new columns: refuse names the table already uses */
+	/*
+	 * new columns: refuse names the table already uses -- but a shard on
+	 * a Citus node, to which Citus has already added the column it added
+	 * to its distributed table, adopts it
+	 */
+	shard = mt_citus_is_shard(relid);
 	for (i = nold; i < list_length(new_cols); i++)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);
+		Form_pg_attribute att = find_column(relid, nc->name);
 
-		if (find_column(relid, nc->name))
+		if (att && shard && att->atttypid == nc->typid && att->atttypmod == nc->typmod &&
+			!att->attgenerated)
+			adopted = bms_add_member(adopted, i);
+		else if (att)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("column \"%s\" of the new query already exists in materialized table \"%s\"",
@@ -274,6 +286,8 @@ mt_alter_query(MtStatement *st, Oid relid, MtQuery *q, bool check_lineage)
 	{
 		MtQueryColumn *nc = list_nth(new_cols, i);
 
+		if (bms_is_member(i, adopted))
+			continue;
 		table_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", mt_qualified_name(relid),
 						   quote_identifier(nc->name), mt_type_sql(nc->typid, nc->typmod)));
 	}

@@ -43,6 +43,7 @@
 #include "mt/refresh/refresh.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
+#include "mt/refresh/shards.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/sql.h"
 
@@ -245,6 +246,14 @@ create_new(MtStatement *st, Oid nspid)
 	mt->relid = get_relname_relid(c->name->name, nspid);
 	if (citus)
 	{
+		/*
+		 * CONTINUOUS: the sources' shards are decoded whole from now on,
+		 * set by Citus before this transaction reads them (after, Citus
+		 * would refuse DDL on a reference table it read over several
+		 * connections; the nodes would need to lock the shards for it)
+		 */
+		if (mode == MT_MODE_CONTINUOUS)
+			mt_shards_prepare_sources(query);
 		/* its shards, while it is still empty; Citus's DDL on it is ours */
 		MT_INTERNAL_BEGIN();
 		mt_citus_distribute(mt->relid, strVal(linitial(c->distribution->columns)),

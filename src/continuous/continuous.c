@@ -29,7 +29,6 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -48,6 +47,7 @@
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
+#include "mt/refresh/shards.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
@@ -77,24 +77,23 @@ check_decoding_prerequisites(void)
 /*
  * Citus keeps a distributed or reference table's rows in shards, and the
  * changes of a shard are decoded on the node that holds it: this
- * database's slot never sees them, so a CONTINUOUS table would silently
- * stop following them.  Nor can the worker write into a table whose rows
- * are in shards.
+ * database's slot never sees them.  A table Citus distributes has its
+ * shards kept on their nodes (refresh/shards.c), when its query can be
+ * computed shard by shard; true then.  A table of the coordinator's own
+ * that reads shards would silently stop following them: refused.
  */
-static void
-check_no_citus_tables(MtTable *mt, MtAnalysis *a)
+static bool
+check_citus_tables(MtTable *mt, MtAnalysis *a)
 {
 	ListCell   *lc;
 
 	if (!mt_citus_installed())
-		return;
+		return false;
 	if (mt_citus_table_kind(mt->relid) != MT_CITUS_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("materialized table \"%s\" distributed by Citus cannot be in CONTINUOUS refresh mode",
-						get_rel_name(mt->relid)),
-				 errdetail("Its rows are in shards on the worker nodes, which the CONTINUOUS worker does not write."),
-				 errhint("Use REFRESH_MODE = FULL, or create it without DISTRIBUTED BY.")));
+	{
+		mt_shards_check(mt->relid, mt->query_view);
+		return true;
+	}
 	foreach(lc, mt_analysis_sources(a))
 	{
 		Oid			source = lfirst_oid(lc);
@@ -102,24 +101,12 @@ check_no_citus_tables(MtTable *mt, MtAnalysis *a)
 		if (mt_citus_table_kind(source) != MT_CITUS_NONE)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("CONTINUOUS refresh mode cannot follow the changes of Citus table \"%s\"",
+					 errmsg("CONTINUOUS refresh mode cannot follow the changes of Citus table \"%s\" from the coordinator",
 							get_rel_name(source)),
 					 errdetail("Its rows are in shards, whose changes are decoded on the nodes that hold them, not in this database's replication slot."),
-					 errhint("Use REFRESH_MODE = FULL for materialized tables that read distributed or reference tables.")));
+					 errhint("Distribute the materialized table by its sources' distribution column (DISTRIBUTED BY HASH), or use REFRESH_MODE = FULL.")));
 	}
-}
-
-/* decoded with its old rows whole, from now on */
-static void
-set_identity_full(Oid leaf)
-{
-	SPI_connect();
-	mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(leaf)),
-				SPI_OK_UTILITY);
-	SPI_finish();
-	ereport(NOTICE,
-			(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(leaf)),
-			 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
+	return false;
 }
 
 /*
@@ -170,7 +157,7 @@ ensure_replica_identity(MtAnalysis *a)
 						 errdetail("Without it, the old values of updated and deleted rows are not decoded."),
 						 errhint("Ask the owner of \"%s\" to run ALTER TABLE %s REPLICA IDENTITY FULL, or use REFRESH_MODE = FULL.",
 								 get_rel_name(leaf), mt_qualified_name(leaf))));
-			set_identity_full(leaf);
+			mt_set_replica_identity_full(leaf);
 		}
 	}
 }
@@ -199,7 +186,7 @@ grant_identity_wanted(MtAnalysis *a)
 			continue;
 		foreach(ll, leaves)
 			if (mt_replica_identity(lfirst_oid(ll)) != REPLICA_IDENTITY_FULL)
-				set_identity_full(lfirst_oid(ll));
+				mt_set_replica_identity_full(lfirst_oid(ll));
 		any = true;
 	}
 	return any;
@@ -328,7 +315,15 @@ start_pipeline(MtTable *mt)
 
 	check_decoding_prerequisites();
 	a = mt_analyze_query_view(mt->query_view, mt->relid);
-	check_no_citus_tables(mt, a);
+	if (check_citus_tables(mt, a))
+	{
+		/* the coordinator keeps only what it shows of the table */
+		ensure_replica_identity(a);
+		a->reason = psprintf("each shard is kept on its worker node from the co-located shards of its sources; on each: %s",
+							 a->reason);
+		mt_cont_state_insert(mt->relid, a);
+		return;
+	}
 	if (grant_identity_wanted(a))
 	{
 		CommandCounterIncrement();

@@ -31,12 +31,14 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "mt/bgw/launcher.h"
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/partitions.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/table_writer.h"
+#include "mt/refresh/shards.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
@@ -963,13 +965,31 @@ mt_refresh(Oid relid, List *spec, MtRefreshTrigger trigger)
 	{
 		MtRefreshRequest req = {0};
 		MtRefreshCounts counts;
+		MtTable    *mt = mt_catalog_lookup(relid, false);
 
-		req.relid = relid;
-		req.filter = mt_filter_from_spec(spec);
-		counts = mt_refresh_rows(&req);
-		rows = counts.inserted + counts.deleted;
-		mt_observe_rewritten(relid);
-		mt_catalog_set_last_refresh(relid, started);
+		/*
+		 * A table whose shards their nodes keep: a new one is filled here,
+		 * then its shards are taken up by their nodes.  A new query is
+		 * taken up by the nodes once this transaction commits: Citus has
+		 * changed the shards' columns in it, which the nodes' own
+		 * transactions would wait for.  Other refreshes are the nodes'.
+		 */
+		if (trigger != MT_TRIGGER_CREATE && mt_shards_on_nodes(mt))
+		{
+			if (trigger == MT_TRIGGER_ALTER)
+				mt_wake_worker_at_commit();
+			else
+				mt_shards_refresh(mt);
+		}
+		else
+		{
+			req.relid = relid;
+			req.filter = mt_filter_from_spec(spec);
+			counts = mt_refresh_rows(&req);
+			rows = counts.inserted + counts.deleted;
+			mt_observe_rewritten(relid);
+			mt_catalog_set_last_refresh(relid, started);
+		}
 		mt_history_succeeded(run, rows, "FULL");
 		mt_subxact_commit(&sub);
 	}

@@ -16,6 +16,7 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 #include "mt/utils/citus.h"
@@ -142,4 +143,77 @@ mt_citus_distribute(Oid relid, const char *column, int shard_count, Oid colocate
 							  4, argtypes, values, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not distribute \"%s\"", get_rel_name(relid));
 	SPI_finish();
+}
+
+/* The co-location group of a distributed table, 0 if none. */
+int
+mt_citus_colocation_id(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	int			id = 0;
+
+	if (!mt_citus_installed())
+		return 0;
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT colocationid FROM pg_catalog.pg_dist_partition"
+							 " WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+							 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			id = DatumGetInt32(d);
+	}
+	SPI_finish();
+	return id;
+}
+
+/*
+ * mt_citus_local_shard_access
+ *		Until AtEOXact_GUC(true, the level returned): this session works on
+ *		the shards of this node as on its own tables.  Citus otherwise
+ *		hides them from catalog queries, refuses to change them by hand,
+ *		and sends the DDL run here on to the other nodes.
+ */
+int
+mt_citus_local_shard_access(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("citus.override_table_visibility", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("citus.enable_manual_changes_to_shards", "on", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("citus.enable_ddl_propagation", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+/* Is relid, on this node, a shard of a table Citus distributes? */
+bool
+mt_citus_is_shard(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		shard = false;
+
+	if (!mt_citus_installed())
+		return false;
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT pg_catalog.relation_is_a_known_shard($1::pg_catalog.regclass)",
+							 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not ask Citus whether \"%s\" is a shard", get_rel_name(relid));
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		shard = !isnull && DatumGetBool(d);
+	}
+	SPI_finish();
+	return shard;
 }

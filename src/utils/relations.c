@@ -13,6 +13,7 @@
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "commands/comment.h"
+#include "executor/spi.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
 #include "utils/fmgroids.h"
@@ -21,6 +22,8 @@
 #include "utils/syscache.h"
 
 #include "mt/utils/relations.h"
+#include "mt/utils/spi_plans.h"
+#include "mt/utils/sql.h"
 
 /*
  * mt_leaf_relations
@@ -101,6 +104,24 @@ mt_comment_on(Oid relid, AttrNumber attnum, const char *comment)
 {
 	CreateComments(relid, RelationRelationId, attnum, comment);
 	CommandCounterIncrement();
+}
+
+/*
+ * mt_set_replica_identity_full
+ *		From now on relid's changes are decoded with their old rows whole,
+ *		and the user is told so.  (Through Citus, on a distributed table's
+ *		shards too.)
+ */
+void
+mt_set_replica_identity_full(Oid relid)
+{
+	SPI_connect();
+	mt_spi_exec(psprintf("ALTER TABLE %s REPLICA IDENTITY FULL", mt_qualified_name(relid)),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	ereport(NOTICE,
+			(errmsg("replica identity of table \"%s\" set to FULL", get_rel_name(relid)),
+			 errdetail("Its changes are decoded with their old values to maintain materialized tables incrementally.")));
 }
 
 /* A relation's replica identity (REPLICA_IDENTITY_FULL, ...). */

@@ -27,5 +27,11 @@ extern char *mt_citus_distribution_column(Oid relid, int *shard_count);
 /* create_distributed_table(relid, column, shard_count or colocated with colocate_with) */
 extern void mt_citus_distribute(Oid relid, const char *column, int shard_count,
 								Oid colocate_with);
+/* its co-location group (pg_dist_partition.colocationid), 0 if none */
+extern int	mt_citus_colocation_id(Oid relid);
+/* is relid a shard, on this node, of a distributed table? */
+extern bool mt_citus_is_shard(Oid relid);
+/* the shards of this node as this session's own tables; returns a GUC nest level */
+extern int	mt_citus_local_shard_access(void);
 
 #endif							/* MT_UTILS_CITUS_H */

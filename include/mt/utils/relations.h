@@ -19,6 +19,7 @@ extern List *mt_ancestor_relations(Oid relid);
 extern List *mt_primary_key_columns(Oid relid);
 /* REPLICA_IDENTITY_FULL, ... */
 extern char mt_replica_identity(Oid relid);
+extern void mt_set_replica_identity_full(Oid relid);
 /* COMMENT ON the relation (attnum 0) or a column of it */
 extern void mt_comment_on(Oid relid, AttrNumber attnum, const char *comment);
 

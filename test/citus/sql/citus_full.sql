@@ -176,8 +176,10 @@ SELECT materialized_table.execute($$
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE r3 PARTITIONED BY (ds) DISTRIBUTED BY HASH (customer_id) INTO 2 BUCKETS
     FRESHNESS = INTERVAL '1' HOUR AS SELECT customer_id, ds::text AS ds, count(*) AS n FROM cit.orders GROUP BY 1, 2 $$);
--- CONTINUOUS mode over a distributed or a reference table, and a
--- distributed CONTINUOUS table: their changes are decoded on the workers
+-- CONTINUOUS mode: a table of the coordinator over a distributed or a
+-- reference table (their changes are decoded on the workers), a
+-- distributed table over a table of the coordinator (see
+-- citus_continuous.sql for those that work)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE r4 FRESHNESS = INTERVAL '1' SECOND
     AS SELECT customer_id, count(*) AS n FROM cit.orders GROUP BY 1 $$);
@@ -215,8 +217,16 @@ SELECT materialized_table.execute('ALTER MATERIALIZED TABLE cit.region_totals RE
 SELECT mismatches('region_totals');
 SELECT manager FROM region_totals WHERE region = 'r1';
 -- while on the coordinator, where region_totals owns it, that view stays guarded
-SELECT format('ALTER VIEW %s RENAME TO renamed', query_view::regclass)
-  FROM materialized_table_internal.mt_table WHERE relid = 'cit.region_totals'::regclass \gexec
+-- (its name, by the table's id, masked)
+DO $$
+BEGIN
+    EXECUTE format('ALTER VIEW %s RENAME TO renamed',
+                   (SELECT query_view::regclass FROM materialized_table_internal.mt_table
+                     WHERE relid = 'cit.region_totals'::regclass));
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE WARNING '%', regexp_replace(SQLERRM, 'query_[0-9]+', 'query_N');
+END
+$$;
 
 DROP SCHEMA cit CASCADE;
 SELECT count(*) AS left_in_citus FROM pg_dist_partition WHERE logicalrelid::text LIKE 'cit.%';
