@@ -27,13 +27,29 @@
 # REFRESH MATERIALIZED VIEW of a view with the same query; medians of
 # MT_BENCH_ROUNDS rounds (default 5).
 #
+# Then CONTINUOUS mode on Citus (MT_BENCH_CONTINUOUS=0 skips it): two
+# tables kept on the workers shard by shard,
+#   live_totals   the query of totals, DISTRIBUTED BY HASH (customer_id)
+#   live_joined   SELECT o.customer_id, c.region, count(*), sum(o.amount)
+#                 ... GROUP BY o.customer_id, c.region, DISTRIBUTED BY HASH
+#                 (customer_id): the join of continuous_bench.sh grouped by
+#                 the distribution column (grouped by ds, region its groups
+#                 span shards, which CONTINUOUS mode on Citus refuses)
+# with pgbench writers (2 clients, MT_BENCH_SECONDS each, default 20)
+# updating the orders of random customers through the coordinator,
+# without the tables and with them: the writers' throughput ratio.  Then
+# one 1% update: the time the workers' cycles took to apply it (per node,
+# the sum of its cycles' durations for the table's shards; the nodes work
+# in parallel, so the slowest node's) against REFRESH MATERIALIZED VIEW of
+# the same query on the coordinator.
+#
 # Environment:
 #   PG_CONFIG, PGBIN   as in test/run.sh; the extension must be installed,
 #                      Citus too (scripts/citus_cluster.sh install)
 #   MT_BENCH_PORT      the coordinator's port (default 55470); the workers
 #                      on + 1 and + 2, the plain node on + 3
 #   MT_BENCH_DIR       the clusters' directory (default: a fresh temporary one)
-#   MT_BENCH_ROWS, MT_BENCH_ROUNDS
+#   MT_BENCH_ROWS, MT_BENCH_ROUNDS, MT_BENCH_SECONDS, MT_BENCH_CONTINUOUS
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -41,6 +57,7 @@ export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PORT=${MT_BENCH_PORT:-55470}
 ROWS=${MT_BENCH_ROWS:-2000000}
 ROUNDS=${MT_BENCH_ROUNDS:-5}
+SECONDS_LOAD=${MT_BENCH_SECONDS:-20}
 DIR=$(realpath -m "${MT_BENCH_DIR:-$(mktemp -d /tmp/mt_citus_bench.XXXXXX)}")
 DB=citus_bench
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -138,3 +155,75 @@ echo
 echo "ratio: one node / Citus (above 1: Citus faster)."
 echo "materialized table / RMV on the coordinator: totals $(ratio "$(m citus.totals)" "$(m citus.totals_rmv)"), joined $(ratio "$(m citus.joined)" "$(m citus.joined_rmv)")"
 echo "every table equal to its query: yes"
+
+[ "${MT_BENCH_CONTINUOUS:-1}" = 1 ] || exit 0
+
+# --- CONTINUOUS mode on Citus ---------------------------------------------------
+LIVE_JOIN_QUERY="SELECT o.customer_id, c.region, count(*) AS orders, sum(o.amount) AS total
+  FROM public.orders o JOIN public.customers c ON c.id = o.customer_id GROUP BY o.customer_id, c.region"
+cat >"$DIR/writers.pgbench" <<'PGB'
+\set c random(1, 100000)
+UPDATE orders SET amount = amount + 0.01 WHERE customer_id = :c;
+PGB
+chmod 644 "$DIR/writers.pgbench"
+tps() {
+    "$PGBIN/pgbench" -n -h "$DIR/coord" -p "$PORT" -U postgres -c 2 -j 2 -T "$SECONDS_LOAD" \
+        -f "$DIR/writers.pgbench" "$DB" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+# rows of table $1 that differ from its query (EXCEPT ALL both ways)
+live_diff() {
+    local q=$TOTALS_QUERY
+    [ "$1" = live_joined ] && q=$LIVE_JOIN_QUERY
+    citus -At -c "SELECT count(*) FROM ((TABLE $1 EXCEPT ALL $q) UNION ALL ($q EXCEPT ALL TABLE $1)) d"
+}
+# both tables dated since $1 by all their shards, and equal to their queries
+live_caught_up() {
+    local deadline=$((SECONDS + 300))
+    while [ $SECONDS -lt $deadline ]; do
+        if [ "$(citus -At -c "SELECT bool_and(last_refresh_time >= '$1') FROM materialized_table.materialized_tables
+                               WHERE table_name::text IN ('live_totals', 'live_joined')")" = t ] &&
+           [ "$(live_diff live_totals)" = 0 ] && [ "$(live_diff live_joined)" = 0 ]; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    echo "MISMATCH: the CONTINUOUS tables did not catch up (live_totals $(live_diff live_totals) rows differ, live_joined $(live_diff live_joined))"
+    exit 1
+}
+echo
+echo "=== CONTINUOUS on Citus: writers without the tables ($SECONDS_LOAD s, 2 clients)"
+tps_without=$(tps)
+citus -c "SET materialized_table.scheduled_refreshes = off" >/dev/null \
+    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_totals DISTRIBUTED BY HASH (customer_id)
+          FRESHNESS = INTERVAL '1' SECOND AS $TOTALS_QUERY\$\$)" \
+    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_joined DISTRIBUTED BY HASH (customer_id)
+          FRESHNESS = INTERVAL '1' SECOND AS $LIVE_JOIN_QUERY\$\$)" \
+    -c "CREATE MATERIALIZED VIEW live_joined_rmv AS $LIVE_JOIN_QUERY"
+live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+citus -At -c "SELECT table_name || ': ' || maintenance FROM materialized_table.materialized_tables
+               WHERE table_name::text LIKE 'live%' ORDER BY 1"
+echo "=== writers with the tables"
+tps_with=$(tps)
+live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+
+echo "=== one 1% update, applied by the workers' cycles"
+since=$(citus -At -c "SELECT clock_timestamp()")
+citus -c "UPDATE orders SET amount = amount + 1 WHERE id % 100 = 77"
+live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+# per node, the sum of its cycles for the table's shards since the update
+cycle_ms() {
+    citus -At -c "SELECT max(result::numeric) FROM run_command_on_workers(\$\$
+      SELECT coalesce(sum(extract(epoch FROM finished_at - started_at) * 1000), 0)::numeric(12,1)
+        FROM materialized_table.refresh_history
+       WHERE trigger = 'CONTINUOUS' AND table_name::text LIKE '$1\\_%' AND started_at >= '$since'\$\$)"
+}
+c_totals=$(cycle_ms live_totals)
+c_joined=$(cycle_ms live_joined)
+r_totals=$(timed citus 'REFRESH MATERIALIZED VIEW totals_rmv')
+r_joined=$(timed citus 'REFRESH MATERIALIZED VIEW live_joined_rmv')
+echo
+printf '%-12s %18s %22s %8s\n' table "workers' cycles ms" "RMV on coordinator ms" speedup
+printf '%-12s %18s %22.1f %8s\n' live_totals "$c_totals" "$r_totals" "$(ratio "$r_totals" "$c_totals")"
+printf '%-12s %18s %22.1f %8s\n' live_joined "$c_joined" "$r_joined" "$(ratio "$r_joined" "$c_joined")"
+echo "writers: $tps_without tps without the tables, $tps_with with them: $(ratio "$tps_with" "$tps_without")"
+echo "every CONTINUOUS table equal to its query: yes"

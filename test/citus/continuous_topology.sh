@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# continuous_topology.sh: CONTINUOUS materialized tables on a Citus cluster
+# whose nodes move and fail, under a write load (run by test/citus/run.sh,
+# which passes the cluster in MT_CITUS_DIR and MT_CITUS_PORT: coordinator,
+# workers w1 and w2).  Each shard of such a table is kept by the worker
+# node that holds it, from that node's replication slot.
+#
+#   1. A shard group (a source's shard and the table's) moved from one
+#      worker to the other while writers change the source: the node it
+#      lands on takes the table's shard up, and once the writers stop the
+#      table equals its query -- nothing lost, nothing counted twice.
+#   2. A worker killed (SIGKILL) under the write load: while it is down the
+#      table's freshness is shown as not met, while a CONTINUOUS table of
+#      the coordinator's own sources stays fresh; back up, the worker
+#      catches up from its slot, and the table equals its query.
+#   3. The coordinator killed under a write load sent to a worker (Citus
+#      routes it from there): the workers keep their shards fresh without
+#      it; back up, it dates the table again.
+set -euo pipefail
+
+: "${MT_CITUS_DIR:?}" "${MT_CITUS_PORT:?}"
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+DIR=$MT_CITUS_DIR
+P=$MT_CITUS_PORT
+export PGHOST=$DIR/coord PGPORT=$P PGUSER=postgres PGDATABASE=contrib_regression
+
+sql() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+on() { local node=$1 port=$2; shift 2; sql -h "$DIR/$node" -p "$port" "$@"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+node_up() {
+    for _ in $(seq 1 100); do
+        "$PGBIN/pg_isready" -q -h "$DIR/$1" -p "$2" && return 0
+        sleep 0.2
+    done
+    fail "node $1 did not come back"
+}
+# every table equal to its query, and dated since the call by all its shards
+caught_up() {
+    local since deadline
+    since=$(sql -c "SELECT clock_timestamp()")
+    deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
+        if [ "$(sql -c "SELECT bool_and(last_refresh_time >= '$since' AND ct.matches(table_name))
+                          FROM materialized_table.materialized_tables
+                         WHERE table_name::text IN ('ct.totals', 'ct.by_region')" 2>/dev/null)" = t ]; then
+            return 0
+        fi
+        sleep 0.3
+    done
+    return 1
+}
+shards_on() {
+    on "$1" "$2" -c "SELECT count(*) FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'ct.totals%'"
+}
+
+sql >/dev/null <<'SQL'
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS ct CASCADE;
+CREATE SCHEMA ct;
+-- matches(t): the table equals its query (EXCEPT ALL both ways)
+CREATE FUNCTION ct.matches(t regclass) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v text := (SELECT query_view::regclass::text FROM materialized_table_internal.mt_table WHERE relid = t);
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
+                   t, v, v, t) INTO n;
+    RETURN n = 0;
+END
+$$;
+CREATE TABLE ct.orders (id bigserial, customer_id int NOT NULL, amount int NOT NULL,
+                        PRIMARY KEY (customer_id, id));
+SELECT create_distributed_table('ct.orders', 'customer_id', shard_count => 8);
+CREATE TABLE ct.customers (id int PRIMARY KEY, region text NOT NULL);
+SELECT create_reference_table('ct.customers');
+INSERT INTO ct.customers SELECT i, 'r' || (i % 5) FROM generate_series(0, 999) i;
+INSERT INTO ct.orders (customer_id, amount) SELECT i % 1000, i % 100 FROM generate_series(1, 100000) i;
+CREATE TABLE ct.local_events (id int PRIMARY KEY, kind text NOT NULL);
+INSERT INTO ct.local_events SELECT i, 'k' || (i % 7) FROM generate_series(1, 1000) i;
+SET materialized_table.scheduled_refreshes = off;
+SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.totals
+  DISTRIBUTED BY HASH (customer_id) FRESHNESS = INTERVAL '1' SECOND
+  AS SELECT customer_id, count(*) AS n, sum(amount) AS total FROM ct.orders GROUP BY customer_id$$);
+SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.by_region
+  DISTRIBUTED BY HASH (customer_id) FRESHNESS = INTERVAL '1' SECOND
+  AS SELECT o.customer_id, c.region, count(*) AS n, max(o.amount) AS biggest
+       FROM ct.orders o JOIN ct.customers c ON c.id = o.customer_id GROUP BY o.customer_id, c.region$$);
+SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.kinds
+  FRESHNESS = INTERVAL '1' SECOND
+  AS SELECT kind, count(*) AS n FROM ct.local_events GROUP BY kind$$);
+SQL
+caught_up || fail "the tables did not catch up after CREATE"
+
+# writers: inserts, updates and deletes of random customers, through the
+# node given (errors while a node is down are expected and ignored)
+stop=$DIR/ct_writers.stop
+writers() {
+    local node=$1 port=$2 w
+    rm -f "$stop"
+    for w in 1 2; do
+        (
+            while [ ! -e "$stop" ]; do
+                c=$((RANDOM % 1000))
+                on "$node" "$port" -c "
+                    INSERT INTO ct.orders (customer_id, amount)
+                    SELECT $c, g % 100 FROM generate_series(1, 20) g;
+                    UPDATE ct.orders SET amount = amount + 1 WHERE customer_id = $(((c + 7) % 1000));
+                    DELETE FROM ct.orders WHERE customer_id = $(((c + 13) % 1000)) AND id % 3 = 0;" \
+                    >/dev/null 2>&1 || sleep 0.1
+            done
+        ) &
+    done
+}
+# the control: the writers changed the source (else the checks prove nothing)
+orders() { on "$1" "$2" -c "SELECT count(*) || ' ' || sum(amount) FROM ct.orders"; }
+stop_writers() { touch "$stop"; wait; }
+
+# --- 1. a shard group moved under writes --------------------------------------
+read -r shard from_port to_port <<<"$(sql -F ' ' -c "
+  SELECT s.shardid, p.nodeport, CASE WHEN p.nodeport = $((P + 1)) THEN $((P + 2)) ELSE $((P + 1)) END
+    FROM pg_dist_shard s JOIN pg_dist_placement pl USING (shardid) JOIN pg_dist_node p USING (groupid)
+   WHERE s.logicalrelid = 'ct.totals'::regclass ORDER BY s.shardid LIMIT 1")"
+to_node=w$((to_port - P))
+before_on_target=$(shards_on "$to_node" "$to_port")
+before=$(orders coord "$P")
+writers coord "$P"
+sleep 1
+sql -c "SELECT citus_move_shard_placement($shard, '127.0.0.1', $from_port, '127.0.0.1', $to_port,
+          shard_transfer_mode => 'force_logical')" >/dev/null
+sleep 2
+stop_writers
+[ "$(orders coord "$P")" != "$before" ] || fail "the writers changed nothing during the shard move"
+caught_up || fail "the tables did not catch up after the shard move"
+after_on_target=$(shards_on "$to_node" "$to_port")
+[ "$after_on_target" -gt "$before_on_target" ] ||
+    fail "the node the shard moved to keeps $after_on_target shards of totals, as before the move"
+echo "ok: shard $shard moved from port $from_port to $to_port under writes: that node took it up ($before_on_target -> $after_on_target shards of totals) and both tables equal their queries"
+
+# --- 2. a worker killed under writes ------------------------------------------
+before=$(orders coord "$P")
+writers coord "$P"
+sleep 1
+bash "$top/scripts/citus_cluster.sh" kill "$DIR" w1
+sleep 3
+met=$(sql -c "SELECT string_agg(freshness_met::text, ' ' ORDER BY table_name::text)
+                FROM materialized_table.materialized_tables
+               WHERE table_name::text IN ('ct.totals', 'ct.kinds')")
+sql -c "INSERT INTO ct.local_events VALUES (1001, 'new')"
+bash "$top/scripts/citus_cluster.sh" restart "$DIR" w1
+node_up w1 $((P + 1))
+sleep 2
+stop_writers
+[ "$(orders coord "$P")" != "$before" ] || fail "the writers changed nothing while worker 1 was killed"
+[ "$met" = "true false" ] || fail "with worker 1 down, freshness_met of kinds, totals was \"$met\", not \"true false\""
+caught_up || fail "the tables did not catch up after worker 1 came back"
+[ "$(sql -c "SELECT ct.matches('ct.kinds')")" = t ] || fail "kinds differs from its query"
+echo "ok: worker 1 killed under writes: totals shown as not fresh, kinds fresh; back up, both tables equal their queries"
+
+# --- 3. the coordinator killed, writes through a worker ------------------------
+before=$(orders w2 $((P + 2)))
+bash "$top/scripts/citus_cluster.sh" kill "$DIR" coord
+writers w2 $((P + 2))
+sleep 3
+stop_writers
+[ "$(orders w2 $((P + 2)))" != "$before" ] || fail "the writers changed nothing through worker 2"
+# the shards are kept without the coordinator: what worker 2 reads of the
+# table (Citus routes it from there) equals what it reads of the query
+deadline=$((SECONDS + 60))
+until [ "$(on w2 $((P + 2)) -c "SELECT (SELECT sum(n) FROM ct.totals) = (SELECT count(*) FROM ct.orders)")" = t ]; do
+    [ $SECONDS -lt $deadline ] || fail "with the coordinator down, the shards did not follow the writes"
+    sleep 0.3
+done
+rows=$(on w2 $((P + 2)) -c "SELECT count(*) FROM ct.orders")
+bash "$top/scripts/citus_cluster.sh" restart "$DIR" coord
+node_up coord "$P"
+caught_up || fail "the tables did not catch up after the coordinator came back"
+echo "ok: coordinator killed, writes through worker 2: the shards followed them ($rows orders); back up, the coordinator dates the tables again"
+
+sql -c "SET client_min_messages = warning" -c "DROP SCHEMA ct CASCADE"
