@@ -18,23 +18,8 @@
 #      it; back up, it dates the table again.
 set -euo pipefail
 
-: "${MT_CITUS_DIR:?}" "${MT_CITUS_PORT:?}"
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-DIR=$MT_CITUS_DIR
-P=$MT_CITUS_PORT
-export PGHOST=$DIR/coord PGPORT=$P PGUSER=postgres PGDATABASE=contrib_regression
-
-sql() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+. "$(dirname "$0")/lib.sh"
 on() { local node=$1 port=$2; shift 2; sql -h "$DIR/$node" -p "$port" "$@"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-node_up() {
-    for _ in $(seq 1 100); do
-        "$PGBIN/pg_isready" -q -h "$DIR/$1" -p "$2" && return 0
-        sleep 0.2
-    done
-    fail "node $1 did not come back"
-}
 # every table equal to its query, and dated since the call by all its shards
 caught_up() {
     local since deadline

@@ -19,25 +19,10 @@
 #      coordinator's own sources goes on; back up, the table catches up.
 set -euo pipefail
 
-: "${MT_CITUS_DIR:?}" "${MT_CITUS_PORT:?}"
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-DIR=$MT_CITUS_DIR
-P=$MT_CITUS_PORT
-export PGHOST=$DIR/coord PGPORT=$P PGUSER=postgres PGDATABASE=contrib_regression
-
-sql() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 refresh() { sql -c "SET materialized_table.scheduled_refreshes = off" \
     -c "SELECT materialized_table.execute('ALTER MATERIALIZED TABLE topo.$1 REFRESH')" >/dev/null; }
 mismatches() { sql -c "SELECT topo.mismatches('topo.$1')"; }
-node_up() {
-    for _ in $(seq 1 100); do
-        "$PGBIN/pg_isready" -q -h "$DIR/$1" -p "$2" && return 0
-        sleep 0.2
-    done
-    fail "node $1 did not come back"
-}
 
 sql -v schema=topo >/dev/null <<'SQL'
 SET client_min_messages = warning;
