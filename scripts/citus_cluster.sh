@@ -10,8 +10,11 @@
 #                                        contrib_regression) with citus, pg_cron
 #                                        and materialized_table on each, the
 #                                        workers registered with the coordinator
-#   citus_cluster.sh stop DIR            stop the three servers
-#   citus_cluster.sh kill DIR NODE       SIGKILL one (coord, w1 or w2)
+#   citus_cluster.sh add DIR PORT [DB]   a third worker on PORT + 3 (DIR/w3), set
+#                                        up as the others and added to the
+#                                        cluster of the coordinator on PORT
+#   citus_cluster.sh stop DIR            stop the servers
+#   citus_cluster.sh kill DIR NODE       SIGKILL one (coord, w1, w2 or w3)
 #   citus_cluster.sh restart DIR NODE    start it again
 #
 # Citus is not packaged by Debian.  Its source is looked for in
@@ -84,8 +87,8 @@ install_citus() {
 
 node_dir() {
     case "$2" in
-    coord | w1 | w2) echo "$1/$2" ;;
-    *) echo "unknown node: $2 (coord, w1 or w2)" >&2; exit 2 ;;
+    coord | w1 | w2 | w3) echo "$1/$2" ;;
+    *) echo "unknown node: $2 (coord, w1, w2 or w3)" >&2; exit 2 ;;
     esac
 }
 
@@ -100,14 +103,19 @@ case "$cmd" in
 install)
     install_citus
     ;;
-start)
+start | add)
     dir=$(realpath -m "${2:?cluster directory}")
     port=${3:?port}
     db=${4:-contrib_regression}
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    nodes="coord w1 w2"
     i=0
-    for node in coord w1 w2; do
+    if [ "$cmd" = add ]; then
+        nodes=w3
+        i=3
+    fi
+    for node in $nodes; do
         p=$((port + i))
         i=$((i + 1))
         fresh=0
@@ -125,7 +133,10 @@ ${MT_CLUSTER_CONF:-}" bash scripts/pg_cluster.sh start "$dir/$node" "$p" "$db"
                 -c "CREATE EXTENSION materialized_table"
         fi
     done
-    if [ "$(sql "$dir/coord" "$port" "$db" -Atc "SELECT count(*) FROM pg_dist_node")" = 0 ]; then
+    if [ "$cmd" = add ]; then
+        sql "$dir/coord" "$port" "$db" -c "SET client_min_messages = warning" \
+            -c "SELECT citus_add_node('127.0.0.1', $((port + 3)))" >/dev/null
+    elif [ "$(sql "$dir/coord" "$port" "$db" -Atc "SELECT count(*) FROM pg_dist_node")" = 0 ]; then
         sql "$dir/coord" "$port" "$db" -c "SET client_min_messages = warning" \
             -c "SELECT citus_set_coordinator_host('127.0.0.1', $port)" \
             -c "SELECT citus_add_node('127.0.0.1', $((port + 1)))" \
@@ -134,8 +145,10 @@ ${MT_CLUSTER_CONF:-}" bash scripts/pg_cluster.sh start "$dir/$node" "$p" "$db"
     ;;
 stop)
     dir=$(realpath -m "${2:?cluster directory}")
-    for node in coord w1 w2; do
-        bash scripts/pg_cluster.sh stop "$dir/$node"
+    for node in coord w1 w2 w3; do
+        if [ -d "$dir/$node" ]; then
+            bash scripts/pg_cluster.sh stop "$dir/$node"
+        fi
     done
     ;;
 kill | restart)

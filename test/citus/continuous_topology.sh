@@ -16,6 +16,9 @@
 #   3. The coordinator killed under a write load sent to a worker (Citus
 #      routes it from there): the workers keep their shards fresh without
 #      it; back up, it dates the table again.
+#   4. A node added (w3) and the shards rebalanced onto it under writes:
+#      it takes up the shards it receives; then drained and removed: the
+#      others take them back.  Each time the table equals its query.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -161,5 +164,30 @@ bash "$top/scripts/citus_cluster.sh" restart "$DIR" coord
 node_up coord "$P"
 caught_up || fail "the tables did not catch up after the coordinator came back"
 echo "ok: coordinator killed, writes through worker 2: the shards followed them ($rows orders); back up, the coordinator dates the tables again"
+
+# --- 4. a node added, then drained and removed, under writes ------------------
+bash "$top/scripts/citus_cluster.sh" add "$DIR" "$P"
+before=$(orders coord "$P")
+writers coord "$P"
+sleep 1
+sql -c "SET client_min_messages = warning" \
+    -c "SELECT rebalance_table_shards('ct.orders', shard_transfer_mode => 'force_logical')" >/dev/null
+sleep 1
+stop_writers
+[ "$(orders coord "$P")" != "$before" ] || fail "the writers changed nothing during the rebalance"
+caught_up || fail "the tables did not catch up after the rebalance onto a new node"
+on_new=$(shards_on w3 $((P + 3)))
+[ "$on_new" -gt 0 ] || fail "the new node keeps no shard of totals after the rebalance"
+writers coord "$P"
+sleep 1
+sql -c "SET client_min_messages = warning" \
+    -c "SELECT citus_drain_node('127.0.0.1', $((P + 3)), shard_transfer_mode => 'force_logical')" >/dev/null
+stop_writers
+sql -c "SELECT citus_remove_node('127.0.0.1', $((P + 3)))" >/dev/null
+bash "$top/scripts/pg_cluster.sh" stop "$DIR/w3"
+caught_up || fail "the tables did not catch up after the new node was drained and removed"
+[ "$(( $(shards_on w1 $((P + 1))) + $(shards_on w2 $((P + 2))) ))" -ge 8 ] ||
+    fail "the two workers do not keep the 8 shards of totals again"
+echo "ok: a node added and rebalanced onto under writes kept $on_new shards of totals; drained and removed, the others took them back; the tables equal their queries"
 
 sql -c "SET client_min_messages = warning" -c "DROP SCHEMA ct CASCADE"
