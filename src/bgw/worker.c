@@ -303,8 +303,8 @@ follow_shards(void)
 	{
 		ShardedTable *t = lfirst(lc);
 		MemoryContext oldcontext = CurrentMemoryContext;
-		char	   *problem = NULL;
-		char	   *name = NULL;
+		char	   *volatile problem = NULL;
+		char	   *volatile name = NULL;
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -336,8 +336,10 @@ follow_shards(void)
 		}
 		PG_END_TRY();
 		MemoryContextSwitchTo(oldcontext);
-		if (name == NULL)
+		if (name == NULL && problem == NULL)
 			continue;			/* dropped meanwhile */
+		if (name == NULL)
+			name = psprintf("the table of OID %u", t->relid);
 		if (problem && (t->problem == NULL || strcmp(problem, t->problem) != 0))
 			ereport(LOG,
 					(errmsg("materialized_table worker could not follow every shard of %s: %s",
