@@ -256,8 +256,8 @@ execute_statement(const char *statement)
 }
 
 /*
- * Make one shard what the coordinator says; true if its rows were
- * recomputed.
+ * Make one shard what the coordinator says.  With refresh, its rows are
+ * recomputed, unless converting it or its new query just did.
  */
 static void
 follow_shard(Oid shard, const char *query, const char *freshness, bool suspended, bool refresh)

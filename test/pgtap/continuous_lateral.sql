@@ -20,8 +20,10 @@ CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, ts timestamp 
                      amount numeric(10, 2) NOT NULL);
 CREATE INDEX ON orders (customer_id, ts);
 INSERT INTO customers SELECT i, 'c' || i, 'region ' || (i % 4) FROM generate_series(1, 300) i;
+-- (a recompute of everything costs far more than one of a few keys, so
+-- that the measured costs choose keys however loaded the machine is)
 INSERT INTO orders SELECT i, 1 + i % 290, timestamp '2026-01-01' + i * interval '1 hour', i % 97
-  FROM generate_series(1, 6000) i;
+  FROM generate_series(1, 60000) i;
 
 SELECT plan(11);
 
@@ -59,7 +61,7 @@ SELECT isnt(converged(20), NULL, 'every table equals its query');
 INSERT INTO mark SELECT clock_timestamp();
 
 -- new last orders; a last order deleted; orders moved; amounts changed
-INSERT INTO orders VALUES (7001, 3, '2027-01-01', 5), (7002, 4, '2027-01-02', 6), (7003, 299, '2027-01-01', 1);
+INSERT INTO orders VALUES (70001, 3, '2040-01-01', 5), (70002, 4, '2040-01-02', 6), (70003, 299, '2040-01-01', 1);
 DELETE FROM orders WHERE id = (SELECT id FROM orders WHERE customer_id = 10 ORDER BY ts DESC, id DESC LIMIT 1);
 UPDATE orders SET customer_id = 11 WHERE id IN (100, 200);
 UPDATE orders SET amount = amount + 1 WHERE customer_id IN (20, 21);
