@@ -359,8 +359,19 @@ mt_follow_shards_sql(PG_FUNCTION_ARGS)
 	foreach(lc, shards)
 	{
 		LocalShard *s = lfirst(lc);
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
 
+		/*
+		 * The coordinator connects as the extension's owner, but the query
+		 * is the table owner's: analyze it and run the statements that
+		 * plan it with the rights of the shard's owner (Citus gives a
+		 * shard the owner of its table), as its own node would.
+		 */
+		mt_run_as_owner_begin(mt_table_owner(s->relid), &save_userid, &save_sec, &save_nestlevel);
 		follow_shard(s->relid, shard_query(definition, s->index), freshness, suspended, refresh);
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	}
 	values[0] = Int32GetDatum(list_length(shards));
 	values[1] = fresh_as_of(shards, &nulls[1]);

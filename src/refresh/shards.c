@@ -269,12 +269,19 @@ mt_shards_follow(MtTable *mt, bool refresh)
 	TimestampTz as_of = 0;
 	char	   *problem = NULL;
 	int			nestlevel = NewGUCNestLevel();
+	MtSavedUser saved;
 	uint64		i;
 
 	(void) mt_citus_distribution_column(mt->relid, &shard_count);
 	values[0] = CStringGetTextDatum(follow_command(mt, refresh));
 	(void) set_config_option("citus.node_connection_timeout", MT_SHARDS_CONNECT_TIMEOUT_MS,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * follow_shards() is the extension owner's alone: the nodes are asked
+	 * by that role, whoever altered the table (each node then works with
+	 * the rights of the table's owner)
+	 */
+	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport, r.success, r.result"
 							  "  FROM pg_catalog.run_command_on_all_nodes($1) r"
@@ -316,6 +323,7 @@ mt_shards_follow(MtTable *mt, bool refresh)
 		}
 	}
 	SPI_finish();
+	mt_as_extension_owner_end(&saved);
 	AtEOXact_GUC(true, nestlevel);
 	if (problem == NULL && followed != shard_count)
 		problem = psprintf("%d of its %d shards are followed on their nodes", followed, shard_count);
