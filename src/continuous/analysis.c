@@ -1033,7 +1033,8 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 		a->strategy = MT_STRATEGY_DELTAS;
 		a->in_place = OidIsValid(relid) && mt_deltas_in_place_possible(a, relid, viewid);
 		kept = a->grouping_sets != NIL ?
-			psprintf("count, sum and avg per group of each of its %d grouping sets are kept and adjusted",
+			psprintf("%s per group of each of its %d grouping sets are kept and adjusted",
+					 a->extrema ? "count, sum, avg, min and max" : "count, sum and avg",
 					 list_length(a->grouping_sets)) :
 			a->in_place ? "count and sum per group are adjusted in the table's own rows" :
 			a->extrema && a->group_exprs == NIL ? "count, sum, avg, min and max of all rows are kept and adjusted" :
@@ -1099,7 +1100,7 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 									 a->reason, mt_name_list_text(named));
 		}
 		if (a->extrema)
-			a->reason = psprintf("%s; %s", a->reason, a->group_exprs == NIL ?
+			a->reason = psprintf("%s; %s", a->reason, a->group_exprs == NIL || a->grouping_sets ?
 								 "the table is recomputed when a changed row removes the value of a min or max" :
 								 "a group is re-read from the sources when a changed row removes the value of its min or max");
 		if (a->topk)
@@ -1108,7 +1109,7 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 	}
 	else if (q->groupingSets)
 		return mt_full_analysis(viewid, q, "the query uses grouping sets, which are kept by deltas only with count, sum "
-								"and avg of exact types, each set once, and without ORDER BY ... LIMIT");
+								"and avg of exact types, min and max, each set once, and without ORDER BY ... LIMIT");
 	else if ((q->limitCount || q->limitOffset) && (why = mt_kept_rows_unfit(q)) != NULL)
 		return mt_full_analysis(viewid, q, why);
 	else if (q->hasAggs && q->groupClause == NIL)

@@ -594,10 +594,11 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 	}
 
 	/*
-	 * grouping sets: no min or max (a group whose extremum is gone would be
-	 * re-read, as the rows of its set), and no first rows by ORDER BY
+	 * grouping sets: no first rows by ORDER BY.  (A min or max a change
+	 * removes from a group of a set makes the cycle recompute the table:
+	 * re-reading the group would be its set's query, see mt_deltas_apply.)
 	 */
-	if (a->grouping_sets != NIL && (a->extrema || a->topk))
+	if (a->grouping_sets != NIL && a->topk)
 		return false;
 	rtindex = list_length(rtindexes) == 1 ? linitial_int(rtindexes) : delta_rtindex(g, rtindexes);
 	rte = rt_fetch(rtindex, q->rtable);

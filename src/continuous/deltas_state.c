@@ -354,6 +354,8 @@ groups_to_reread(MtDeltaSet *set, const char *state, int64 *n)
 	appendStringInfoString(&sql, "SELECT ");
 	foreach(lc, set->a->group_outputs)
 		appendStringInfo(&sql, "s.%s, ", quote_identifier(lfirst(lc)));
+	if (set->nsets > 0)
+		appendStringInfo(&sql, "s.%s, ", MT_GROUPING_SET_COLUMN);
 	for (int i = 0; i < set->nagg; i++)
 		if (set->ext[i].is_extremum)
 			appendStringInfo(&sql, "s.%s, ", mt_sum_column(i));
@@ -441,8 +443,9 @@ empty_deleted(MtDeltaSet *set)
  *		A sum that is NaN or infinite now makes the set inexact.  The
  *		groups whose min or max may be gone (groups_to_reread) are in
  *		*reread, a filter (their number in *nreread), for the caller to
- *		re-read from the sources; of a global aggregate, they make the set
- *		inexact (its one row is the whole table).
+ *		re-read from the sources; of a global aggregate or of grouping
+ *		sets, they make the set inexact (its one row is the whole table; a
+ *		set's group is not a filter of the query's rows).
  */
 List *
 mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread)
@@ -634,7 +637,13 @@ mt_deltas_apply(MtDeltaSet *set, bool *whole, List **reread, int64 *nreread)
 			set->inexact = true;
 		return NIL;
 	}
-	if (rereads != NIL)
+	/*
+	 * Of grouping sets, a group is re-read by its set's own query, which
+	 * the filter of the table's rows cannot make: recomputed in full
+	 */
+	if (rereads != NIL && set->nsets > 0)
+		set->inexact = true;
+	else if (rereads != NIL)
 		*reread = mt_deltas_groups_filter(set, rereads);
 	return mt_deltas_touched_groups(set);
 }
