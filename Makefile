@@ -10,7 +10,7 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 # the install script of the current version is assembled from
 # extension/*.sql, one file per concern; earlier versions' scripts and the
 # update scripts from them are kept in extension/versions/
-EXTVERSION = 1.3
+EXTVERSION = 1.4
 DATA_built = materialized_table--$(EXTVERSION).sql
 DATA = $(wildcard extension/versions/*.sql)
 

@@ -37,6 +37,7 @@
 #include "mt/utils/bgworker.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/refresh/partials.h"
 #include "mt/refresh/shards.h"
 #include "mt/scheduler/scheduler.h"
 #include "mt/utils/sql.h"
@@ -58,10 +59,15 @@ static List *scheduled = NIL;	/* ScheduledTable, in tables_context */
 static List *continuous = NIL;	/* MtTable, in tables_context */
 static List *sharded = NIL;		/* ShardedTable, in tables_context */
 
-/* A CONTINUOUS table whose shards Citus's nodes keep (refresh/shards.c). */
+/*
+ * A CONTINUOUS table whose shards Citus's nodes keep (refresh/shards.c),
+ * or kept from the partial aggregates they keep per shard
+ * (refresh/partials.c).
+ */
 typedef struct ShardedTable
 {
 	Oid			relid;
+	bool		partials;		/* kept from partial aggregates */
 	char	   *problem;		/* what the last pass could not do; NULL */
 } ShardedTable;
 
@@ -171,12 +177,14 @@ load_tables(void)
 		/* (a table restored from a dump waits for the end of its restore) */
 		if (mt == NULL || mt->restore_pending != NULL)
 			continue;
-		if (mt->refresh_mode == MT_MODE_CONTINUOUS && mt_shards_on_nodes(mt))
+		if (mt->refresh_mode == MT_MODE_CONTINUOUS &&
+			(mt_shards_on_nodes(mt) || mt_partials_on_nodes(mt)))
 		{
 			ShardedTable *t = palloc0(sizeof(ShardedTable));
 			ListCell   *lc2;
 
 			t->relid = mt->relid;
+			t->partials = mt_partials_on_nodes(mt);
 			/* a problem already logged is not logged again */
 			foreach(lc2, old_sharded)
 			{
@@ -317,7 +325,7 @@ follow_shards(void)
 			if (mt != NULL && mt->refresh_mode == MT_MODE_CONTINUOUS)
 			{
 				name = MemoryContextStrdup(tables_context, mt_qualified_name(mt->relid));
-				problem = mt_shards_follow(mt, false);
+				problem = t->partials ? mt_partials_follow(mt) : mt_shards_follow(mt, false);
 				if (problem)
 					problem = MemoryContextStrdup(tables_context, problem);
 			}

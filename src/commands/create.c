@@ -261,6 +261,9 @@ create_new(MtStatement *st, Oid nspid)
 		MT_INTERNAL_END();
 		CommandCounterIncrement();
 	}
+	/* kept from its sources' partial aggregates: the same, for the nodes' tables */
+	else if (mode == MT_MODE_CONTINUOUS && mt_citus_installed())
+		mt_shards_prepare_sources(query);
 	mt_comment_columns(mt->relid, c->comment, planned);
 	if (c->watermark)
 		mt_check_watermark(st, c->watermark, mt->relid);

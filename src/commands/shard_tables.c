@@ -42,6 +42,7 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/freshness.h"
+#include "mt/commands/shard_tables.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/extension.h"
 #include "mt/utils/spi_plans.h"
@@ -52,16 +53,9 @@ PG_FUNCTION_INFO_V1(mt_follow_shards_sql);
 #define MT_SHARD_LOCK_TIMEOUT "5s"
 
 
-/* a shard of the table that this node holds */
-typedef struct LocalShard
-{
-	Oid			relid;
-	int			index;			/* among the table's shards, by hash range */
-} LocalShard;
-
-/* The table's shards placed on this node, with their index. */
-static List *
-local_shards(Oid table)
+/* The table's shards placed on this node, with their index (MtLocalShard). */
+List *
+mt_local_shards(Oid table)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(table)};
@@ -88,13 +82,13 @@ local_shards(Oid table)
 		bool		isnull;
 		Datum		relid = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
 		MemoryContext spi;
-		LocalShard *s;
+		MtLocalShard *s;
 
 		/* placed here, not created yet (a shard move under way) */
 		if (isnull)
 			continue;
 		spi = MemoryContextSwitchTo(caller);
-		s = palloc(sizeof(LocalShard));
+		s = palloc(sizeof(MtLocalShard));
 		s->relid = DatumGetObjectId(relid);
 		s->index = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
 		result = lappend(result, s);
@@ -209,8 +203,8 @@ to_shards_walker(Node *node, ShardRewrite *context)
 }
 
 /* text without the white space around it, as a statement keeps its query */
-static char *
-trimmed(const char *text)
+char *
+mt_trimmed(const char *text)
 {
 	const char *end = text + strlen(text);
 
@@ -222,8 +216,8 @@ trimmed(const char *text)
 }
 
 /* The table's query as its shard of this index reads it. */
-static char *
-shard_query(const char *definition, int index)
+char *
+mt_shard_query(const char *definition, int index)
 {
 	List	   *raw;
 	Query	   *query;
@@ -237,12 +231,12 @@ shard_query(const char *definition, int index)
 	query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), definition, NULL, 0, NULL);
 	mt_unpin_search_path(nestlevel);
 	(void) query_tree_walker(query, to_shards_walker, &context, QTW_EXAMINE_RTES_BEFORE);
-	return trimmed(mt_query_text(query));
+	return mt_trimmed(mt_query_text(query));
 }
 
 /* Run a statement of the extension on this node. */
-static void
-execute_statement(const char *statement)
+void
+mt_shard_execute(const char *statement)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(statement)};
@@ -268,7 +262,7 @@ follow_shard(Oid shard, const char *query, const char *freshness, bool suspended
 
 	if (mt == NULL)
 	{
-		execute_statement(psprintf("CREATE OR ALTER MATERIALIZED TABLE %s FRESHNESS = %s "
+		mt_shard_execute(psprintf("CREATE OR ALTER MATERIALIZED TABLE %s FRESHNESS = %s "
 								   "REFRESH_MODE = CONTINUOUS AS %s", name, freshness, query));
 		mt = mt_catalog_lookup(shard, false);
 		recomputed = true;
@@ -278,34 +272,41 @@ follow_shard(Oid shard, const char *query, const char *freshness, bool suspended
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shard \"%s\" is a materialized table in FULL refresh mode", get_rel_name(shard)),
 				 errhint("Drop it with DROP MATERIALIZED TABLE on this node; the coordinator converts it again.")));
-	if (strcmp(trimmed(mt->definition_query), query) != 0)
+	if (strcmp(mt_trimmed(mt->definition_query), query) != 0)
 	{
-		execute_statement(psprintf("ALTER MATERIALIZED TABLE %s AS %s", name, query));
+		mt_shard_execute(psprintf("ALTER MATERIALIZED TABLE %s AS %s", name, query));
 		recomputed = true;
 	}
-	if (strcmp(mt_freshness_text(mt->freshness_value, mt->freshness_unit), freshness) != 0)
-		execute_statement(psprintf("ALTER MATERIALIZED TABLE %s SET FRESHNESS = %s", name, freshness));
-	if (suspended != (mt->status == MT_STATUS_SUSPENDED))
-		execute_statement(psprintf("ALTER MATERIALIZED TABLE %s %s", name,
-								   suspended ? "SUSPEND" : "RESUME"));
+	mt_shard_align(mt, name, freshness, suspended);
 	if (refresh && !recomputed)
-		execute_statement(psprintf("ALTER MATERIALIZED TABLE %s REFRESH", name));
+		mt_shard_execute(psprintf("ALTER MATERIALIZED TABLE %s REFRESH", name));
 }
 
-/* The time the shards' content is fresh as of: the oldest of them. */
-static Datum
-fresh_as_of(List *shards, bool *isnull)
+/* A node's materialized table given the coordinator's freshness and state. */
+void
+mt_shard_align(MtTable *mt, const char *name, const char *freshness, bool suspended)
+{
+	if (strcmp(mt_freshness_text(mt->freshness_value, mt->freshness_unit), freshness) != 0)
+		mt_shard_execute(psprintf("ALTER MATERIALIZED TABLE %s SET FRESHNESS = %s", name, freshness));
+	if (suspended != (mt->status == MT_STATUS_SUSPENDED))
+		mt_shard_execute(psprintf("ALTER MATERIALIZED TABLE %s %s", name,
+								  suspended ? "SUSPEND" : "RESUME"));
+}
+
+/* The time these tables' content is fresh as of: the oldest of them. */
+Datum
+mt_shards_fresh_as_of(List *relids, bool *isnull)
 {
 	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum	   *oids = palloc(sizeof(Datum) * Max(list_length(shards), 1));
+	Datum	   *oids = palloc(sizeof(Datum) * Max(list_length(relids), 1));
 	Datum		values[1];
 	Datum		result = (Datum) 0;
 	ListCell   *lc;
 	int			n = 0;
 
 	*isnull = true;
-	foreach(lc, shards)
-		oids[n++] = ObjectIdGetDatum(((LocalShard *) lfirst(lc))->relid);
+	foreach(lc, relids)
+		oids[n++] = ObjectIdGetDatum(lfirst_oid(lc));
 	values[0] = PointerGetDatum(construct_array(oids, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT pg_catalog.min(pg_catalog.statement_timestamp() OPERATOR(pg_catalog.-) current_lag)"
@@ -335,6 +336,7 @@ mt_follow_shards_sql(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 	List	   *shards;
+	List	   *relids = NIL;
 	ListCell   *lc;
 	int			nestlevel;
 
@@ -355,10 +357,10 @@ mt_follow_shards_sql(PG_FUNCTION_ARGS)
 	/* a shard locked by a transaction of the coordinator's: tried again later */
 	(void) set_config_option("lock_timeout", MT_SHARD_LOCK_TIMEOUT, PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	shards = local_shards(table);
+	shards = mt_local_shards(table);
 	foreach(lc, shards)
 	{
-		LocalShard *s = lfirst(lc);
+		MtLocalShard *s = lfirst(lc);
 		Oid			save_userid;
 		int			save_sec;
 		int			save_nestlevel;
@@ -370,11 +372,12 @@ mt_follow_shards_sql(PG_FUNCTION_ARGS)
 		 * shard the owner of its table), as its own node would.
 		 */
 		mt_run_as_owner_begin(mt_table_owner(s->relid), &save_userid, &save_sec, &save_nestlevel);
-		follow_shard(s->relid, shard_query(definition, s->index), freshness, suspended, refresh);
+		follow_shard(s->relid, mt_shard_query(definition, s->index), freshness, suspended, refresh);
 		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		relids = lappend_oid(relids, s->relid);
 	}
 	values[0] = Int32GetDatum(list_length(shards));
-	values[1] = fresh_as_of(shards, &nulls[1]);
+	values[1] = mt_shards_fresh_as_of(relids, &nulls[1]);
 	AtEOXact_GUC(true, nestlevel);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -48,6 +48,7 @@
 #include "mt/materialized_table.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
+#include "mt/refresh/partials.h"
 #include "mt/refresh/shards.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/relations.h"
@@ -80,8 +81,10 @@ check_decoding_prerequisites(void)
  * changes of a shard are decoded on the node that holds it: this
  * database's slot never sees them.  A table Citus distributes has its
  * shards kept on their nodes (refresh/shards.c), when its query can be
- * computed shard by shard; true then.  A table of the coordinator's own
- * that reads shards would silently stop following them: refused.
+ * computed shard by shard; a table of the coordinator's own that
+ * aggregates shards is kept from partial aggregates its sources' nodes
+ * keep per shard (refresh/partials.c), when they combine; true then.
+ * Anything else would silently stop following the shards: refused.
  */
 static bool
 check_citus_tables(MtTable *mt, MtAnalysis *a)
@@ -93,19 +96,18 @@ check_citus_tables(MtTable *mt, MtAnalysis *a)
 	if (mt_citus_table_kind(mt->relid) != MT_CITUS_NONE)
 	{
 		mt_shards_check(mt->relid, mt->query_view);
+		a->reason = psprintf("each shard is kept on its worker node from the co-located shards of its sources; on each: %s",
+							 a->reason);
 		return true;
 	}
 	foreach(lc, mt_analysis_sources(a))
 	{
-		Oid			source = lfirst_oid(lc);
-
-		if (mt_citus_table_kind(source) != MT_CITUS_NONE)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("CONTINUOUS refresh mode cannot follow the changes of Citus table \"%s\" from the coordinator",
-							get_rel_name(source)),
-					 errdetail("Its rows are in shards, whose changes are decoded on the nodes that hold them, not in this database's replication slot."),
-					 errhint("Distribute the materialized table by its sources' distribution column (DISTRIBUTED BY HASH), or use REFRESH_MODE = FULL.")));
+		if (mt_citus_table_kind(lfirst_oid(lc)) != MT_CITUS_NONE)
+		{
+			/* kept from partial aggregates of each shard, or refused */
+			a->reason = mt_partials_prepare(mt);
+			return true;
+		}
 	}
 	return false;
 }
@@ -320,8 +322,6 @@ start_pipeline(MtTable *mt)
 	{
 		/* the coordinator keeps only what it shows of the table */
 		ensure_replica_identity(a);
-		a->reason = psprintf("each shard is kept on its worker node from the co-located shards of its sources; on each: %s",
-							 a->reason);
 		mt_cont_state_insert(mt->relid, a);
 		return;
 	}
@@ -458,6 +458,7 @@ void
 mt_continuous_table_dropped(Oid relid)
 {
 	mt_deltas_drop_objects(relid);
+	mt_partials_drop(relid);
 	mt_cont_state_delete(relid);
 }
 

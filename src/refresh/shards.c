@@ -35,7 +35,6 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
-#include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -51,24 +50,11 @@
 #include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
 
-/* how long a node that does not answer may hold the worker up */
-#define MT_SHARDS_CONNECT_TIMEOUT_MS "2000"
-
 bool
 mt_shards_on_nodes(MtTable *mt)
 {
 	return mt->refresh_mode == MT_MODE_CONTINUOUS &&
 		mt_citus_table_kind(mt->relid) == MT_CITUS_DISTRIBUTED;
-}
-
-static Query *
-view_query(Oid view)
-{
-	Relation	rel = relation_open(view, AccessShareLock);
-	Query	   *q = copyObject(get_view_query(rel));
-
-	relation_close(rel, AccessShareLock);
-	return q;
 }
 
 typedef struct SourceCheck
@@ -145,7 +131,7 @@ mt_shards_check(Oid relid, Oid query_view)
 	char	   *method = NULL;
 	int			nestlevel;
 
-	(void) query_tree_walker(view_query(query_view), check_sources_walker, &context,
+	(void) query_tree_walker(mt_view_query(query_view), check_sources_walker, &context,
 							 QTW_EXAMINE_RTES_BEFORE);
 	/*
 	 * Citus's plan only: explaining its tasks would ask nodes about a
@@ -241,7 +227,7 @@ mt_shards_prepare_sources(Query *query)
 static char *
 follow_command(MtTable *mt, bool refresh)
 {
-	char	   *definition = mt_query_text(view_query(mt->query_view));
+	char	   *definition = mt_query_text(mt_view_query(mt->query_view));
 
 	return psprintf("SELECT pg_catalog.concat_ws(' ', shards, pg_catalog.date_part('epoch', as_of))"
 					"  FROM materialized_table_internal.follow_shards(%s::pg_catalog.regclass, %s, %s, %s, %s)",
@@ -262,69 +248,30 @@ follow_command(MtTable *mt, bool refresh)
 char *
 mt_shards_follow(MtTable *mt, bool refresh)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
 	int			shard_count = 0;
 	int			followed = 0;
 	TimestampTz as_of = 0;
-	char	   *problem = NULL;
-	int			nestlevel = NewGUCNestLevel();
-	MtSavedUser saved;
-	uint64		i;
+	char	   *problem;
+	List	   *answers;
+	ListCell   *lc;
 
 	(void) mt_citus_distribution_column(mt->relid, &shard_count);
-	values[0] = CStringGetTextDatum(follow_command(mt, refresh));
-	(void) set_config_option("citus.node_connection_timeout", MT_SHARDS_CONNECT_TIMEOUT_MS,
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	/*
-	 * follow_shards() is the extension owner's alone: the nodes are asked
-	 * by that role, whoever altered the table (each node then works with
-	 * the rights of the table's owner)
-	 */
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport, r.success, r.result"
-							  "  FROM pg_catalog.run_command_on_all_nodes($1) r"
-							  "  JOIN pg_catalog.pg_dist_node n USING (nodeid)"
-							  " ORDER BY r.nodeid",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not reach the nodes of \"%s\"", get_rel_name(mt->relid));
-	for (i = 0; i < SPI_processed; i++)
+	/* (each node then works with the rights of the table's owner) */
+	answers = mt_citus_on_all_nodes(follow_command(mt, refresh), &problem);
+	foreach(lc, answers)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *node = SPI_getvalue(tup, desc, 1);
-		char	   *ok = SPI_getvalue(tup, desc, 2);
-		char	   *result = SPI_getvalue(tup, desc, 3);
 		int			n;
-		double		epoch;
-		int			fields;
 
-		if (ok == NULL || strcmp(ok, "t") != 0 || result == NULL)
-		{
-			if (problem == NULL)
-				problem = psprintf("node %s: %s", node, result ? result : "no answer");
+		if (lfirst(lc) == NULL)
 			continue;
-		}
-		fields = sscanf(result, "%d %lf", &n, &epoch);
-		if (fields < 1)
+		if (!mt_citus_count_as_of(lfirst(lc), &n, &as_of))
 		{
 			if (problem == NULL)
-				problem = psprintf("node %s answered \"%s\"", node, result);
+				problem = psprintf("a node answered \"%s\"", (char *) lfirst(lc));
 			continue;
 		}
 		followed += n;
-		if (fields == 2)
-		{
-			TimestampTz t = (TimestampTz) ((epoch - ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) * USECS_PER_SEC);
-
-			if (as_of == 0 || t < as_of)
-				as_of = t;
-		}
 	}
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-	AtEOXact_GUC(true, nestlevel);
 	if (problem == NULL && followed != shard_count)
 		problem = psprintf("%d of its %d shards are followed on their nodes", followed, shard_count);
 	if (problem)

@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
@@ -16,6 +17,7 @@
 #include "executor/spi.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
+#include "rewrite/rewriteHandler.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -136,4 +138,19 @@ mt_replica_identity(Oid relid)
 	ident = ((Form_pg_class) GETSTRUCT(tup))->relreplident;
 	ReleaseSysCache(tup);
 	return ident;
+}
+
+/*
+ * mt_view_query
+ *		A copy of a view's query, as its rule keeps it (its OLD and NEW
+ *		included).
+ */
+Query *
+mt_view_query(Oid view)
+{
+	Relation	rel = relation_open(view, AccessShareLock);
+	Query	   *q = copyObject(get_view_query(rel));
+
+	relation_close(rel, AccessShareLock);
+	return q;
 }

@@ -3,7 +3,9 @@
 # whose nodes move and fail, under a write load (run by test/citus/run.sh,
 # which passes the cluster in MT_CITUS_DIR and MT_CITUS_PORT: coordinator,
 # workers w1 and w2).  Each shard of such a table is kept by the worker
-# node that holds it, from that node's replication slot.
+# node that holds it, from that node's replication slot; a table of the
+# coordinator that aggregates the shards (regions) is kept from partial
+# aggregates the nodes keep per shard, which follow the shards too.
 #
 #   1. A shard group (a source's shard and the table's) moved from one
 #      worker to the other while writers change the source: the node it
@@ -31,7 +33,7 @@ caught_up() {
     while [ $SECONDS -lt $deadline ]; do
         if [ "$(sql -c "SELECT bool_and(last_refresh_time >= '$since' AND ct.matches(table_name))
                           FROM materialized_table.materialized_tables
-                         WHERE table_name::text IN ('ct.totals', 'ct.by_region')" 2>/dev/null)" = t ]; then
+                         WHERE table_name::text IN ('ct.totals', 'ct.by_region', 'ct.regions')" 2>/dev/null)" = t ]; then
             return 0
         fi
         sleep 0.3
@@ -40,6 +42,10 @@ caught_up() {
 }
 shards_on() {
     on "$1" "$2" -c "SELECT count(*) FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'ct.totals%'"
+}
+# the partial aggregates of regions a node keeps, one table per shard
+partials_on() {
+    on "$1" "$2" -c "SELECT count(*) FROM materialized_table.materialized_tables WHERE table_name::text LIKE 'ct.mt\\_partial\\_%'"
 }
 
 sql >/dev/null <<'SQL'
@@ -74,6 +80,11 @@ SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.by_region
   DISTRIBUTED BY HASH (customer_id) FRESHNESS = INTERVAL '1' SECOND
   AS SELECT o.customer_id, c.region, count(*) AS n, max(o.amount) AS biggest
        FROM ct.orders o JOIN ct.customers c ON c.id = o.customer_id GROUP BY o.customer_id, c.region$$);
+-- a table of the coordinator, kept from the partial aggregates of each shard
+SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.regions
+  FRESHNESS = INTERVAL '1' SECOND
+  AS SELECT c.region, count(*) AS n, sum(o.amount) AS total, max(o.amount) AS biggest
+       FROM ct.orders o JOIN ct.customers c ON c.id = o.customer_id GROUP BY c.region$$);
 SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.kinds
   FRESHNESS = INTERVAL '1' SECOND
   AS SELECT kind, count(*) AS n FROM ct.local_events GROUP BY kind$$);
@@ -111,6 +122,7 @@ read -r shard from_port to_port <<<"$(sql -F ' ' -c "
    WHERE s.logicalrelid = 'ct.totals'::regclass ORDER BY s.shardid LIMIT 1")"
 to_node=w$((to_port - P))
 before_on_target=$(shards_on "$to_node" "$to_port")
+partials_before_on_target=$(partials_on "$to_node" "$to_port")
 before=$(orders coord "$P")
 writers coord "$P"
 sleep 1
@@ -123,7 +135,12 @@ caught_up || fail "the tables did not catch up after the shard move"
 after_on_target=$(shards_on "$to_node" "$to_port")
 [ "$after_on_target" -gt "$before_on_target" ] ||
     fail "the node the shard moved to keeps $after_on_target shards of totals, as before the move"
-echo "ok: shard $shard moved from port $from_port to $to_port under writes: that node took it up ($before_on_target -> $after_on_target shards of totals) and both tables equal their queries"
+# (the old placement may wait for Citus's deferred cleanup: the partial
+# aggregates are counted, each shard's once)
+[ "$(partials_on "$to_node" "$to_port")" -eq $((partials_before_on_target + 1)) ] &&
+    [ "$(( $(partials_on w1 $((P + 1))) + $(partials_on w2 $((P + 2))) ))" -eq 8 ] ||
+    fail "the partial aggregates of regions did not follow the shard move"
+echo "ok: shard $shard moved from port $from_port to $to_port under writes: that node took it up ($before_on_target -> $after_on_target shards of totals, and their partial aggregates of regions) and the tables equal their queries"
 
 # --- 2. a worker killed under writes ------------------------------------------
 before=$(orders coord "$P")
@@ -133,17 +150,18 @@ bash "$top/scripts/citus_cluster.sh" kill "$DIR" w1
 sleep 3
 met=$(sql -c "SELECT string_agg(freshness_met::text, ' ' ORDER BY table_name::text)
                 FROM materialized_table.materialized_tables
-               WHERE table_name::text IN ('ct.totals', 'ct.kinds')")
+               WHERE table_name::text IN ('ct.totals', 'ct.kinds', 'ct.regions')")
 sql -c "INSERT INTO ct.local_events VALUES (1001, 'new')"
 bash "$top/scripts/citus_cluster.sh" restart "$DIR" w1
 node_up w1 $((P + 1))
 sleep 2
 stop_writers
 [ "$(orders coord "$P")" != "$before" ] || fail "the writers changed nothing while worker 1 was killed"
-[ "$met" = "true false" ] || fail "with worker 1 down, freshness_met of kinds, totals was \"$met\", not \"true false\""
+[ "$met" = "true false false" ] ||
+    fail "with worker 1 down, freshness_met of kinds, regions, totals was \"$met\", not \"true false false\""
 caught_up || fail "the tables did not catch up after worker 1 came back"
 [ "$(sql -c "SELECT ct.matches('ct.kinds')")" = t ] || fail "kinds differs from its query"
-echo "ok: worker 1 killed under writes: totals shown as not fresh, kinds fresh; back up, both tables equal their queries"
+echo "ok: worker 1 killed under writes: totals and regions shown as not fresh, kinds fresh; back up, the tables equal their queries"
 
 # --- 3. the coordinator killed, writes through a worker ------------------------
 before=$(orders w2 $((P + 2)))
@@ -178,6 +196,8 @@ stop_writers
 caught_up || fail "the tables did not catch up after the rebalance onto a new node"
 on_new=$(shards_on w3 $((P + 3)))
 [ "$on_new" -gt 0 ] || fail "the new node keeps no shard of totals after the rebalance"
+[ "$(partials_on w3 $((P + 3)))" = "$on_new" ] ||
+    fail "the new node keeps $(partials_on w3 $((P + 3))) partial aggregates of regions for its $on_new shards"
 writers coord "$P"
 sleep 1
 sql -c "SET client_min_messages = warning" \
@@ -188,6 +208,8 @@ bash "$top/scripts/pg_cluster.sh" stop "$DIR/w3"
 caught_up || fail "the tables did not catch up after the new node was drained and removed"
 [ "$(( $(shards_on w1 $((P + 1))) + $(shards_on w2 $((P + 2))) ))" -ge 8 ] ||
     fail "the two workers do not keep the 8 shards of totals again"
+[ "$(( $(partials_on w1 $((P + 1))) + $(partials_on w2 $((P + 2))) ))" -eq 8 ] ||
+    fail "the two workers do not keep the 8 partial aggregates of regions again"
 echo "ok: a node added and rebalanced onto under writes kept $on_new shards of totals; drained and removed, the others took them back; the tables equal their queries"
 
 sql -c "SET client_min_messages = warning" -c "DROP SCHEMA ct CASCADE"

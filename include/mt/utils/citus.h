@@ -9,6 +9,9 @@
 #ifndef MT_UTILS_CITUS_H
 #define MT_UTILS_CITUS_H
 
+#include "nodes/pg_list.h"
+#include "utils/timestamp.h"
+
 typedef enum MtCitusKind
 {
 	MT_CITUS_NONE,				/* an ordinary table, or no Citus here */
@@ -33,5 +36,12 @@ extern int	mt_citus_colocation_id(Oid relid);
 extern bool mt_citus_is_shard(Oid relid);
 /* the shards of this node as this session's own tables; returns a GUC nest level */
 extern int	mt_citus_local_shard_access(void);
+
+/* how long a node that does not answer may hold a call to all nodes up */
+#define MT_NODE_CONNECT_TIMEOUT_MS "2000"
+/* run a command on every node as the extension's owner: the answers */
+extern List *mt_citus_on_all_nodes(const char *command, char **problem);
+/* a node's answer "<count> [<epoch fresh as of>]", the oldest kept in *as_of */
+extern bool mt_citus_count_as_of(const char *answer, int *count, TimestampTz *as_of);
 
 #endif							/* MT_UTILS_CITUS_H */

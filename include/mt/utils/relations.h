@@ -9,6 +9,7 @@
 #define MT_UTILS_RELATIONS_H
 
 #include "access/attnum.h"
+#include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
 
 /* the plain tables of relid's inheritance tree (relid itself if plain), by OID */
@@ -22,5 +23,7 @@ extern char mt_replica_identity(Oid relid);
 extern void mt_set_replica_identity_full(Oid relid);
 /* COMMENT ON the relation (attnum 0) or a column of it */
 extern void mt_comment_on(Oid relid, AttrNumber attnum, const char *comment);
+/* a copy of a view's query */
+extern Query *mt_view_query(Oid view);
 
 #endif							/* MT_UTILS_RELATIONS_H */

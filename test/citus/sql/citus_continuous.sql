@@ -11,33 +11,7 @@ CREATE SCHEMA cc;
 SET search_path = cc, public;
 \set schema cc
 \i test/lib/mismatches.sql
-
--- caught_up(t): waits (30 s at most) until t equals its query and the
--- coordinator's worker has dated it, since the call, by shards that all
--- followed it
-CREATE FUNCTION caught_up(t regclass) RETURNS boolean LANGUAGE plpgsql AS $$
-DECLARE
-    started timestamptz := clock_timestamp();
-    deadline timestamptz := clock_timestamp() + interval '30 seconds';
-BEGIN
-    LOOP
-        IF (SELECT last_refresh_time >= started FROM materialized_table.materialized_tables
-             WHERE table_name = t) AND mismatches(t) = 0 THEN
-            RETURN true;
-        END IF;
-        IF clock_timestamp() > deadline THEN
-            RETURN false;
-        END IF;
-        PERFORM pg_sleep(0.2);
-    END LOOP;
-END
-$$;
--- what each worker node keeps: its materialized tables (the shards) and
--- how they are maintained
-CREATE FUNCTION on_workers(what text) RETURNS TABLE (node int, result text) LANGUAGE sql AS $$
-  SELECT nodeport - (SELECT min(nodeport) FROM pg_dist_node WHERE groupid > 0) + 1, result
-    FROM run_command_on_workers(what) ORDER BY 1
-$$;
+\i test/lib/citus_helpers.sql
 
 CREATE TABLE orders (id bigint, customer_id int NOT NULL, amount numeric(10,2) NOT NULL,
                      PRIMARY KEY (customer_id, id));
@@ -145,10 +119,12 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE noted DISTRIBUTED BY HASH (customer_id) FRESHNESS = INTERVAL '1' SECOND
     AS SELECT o.customer_id, count(*) AS n FROM cc.orders o JOIN cc.notes USING (customer_id)
         GROUP BY o.customer_id $$);
--- a table of the coordinator over distributed sources
+-- a table of the coordinator over distributed sources that is not an
+-- aggregate (aggregates are kept from partial aggregates of each shard:
+-- citus_partials.sql)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE local_totals FRESHNESS = INTERVAL '1' SECOND
-    AS SELECT customer_id, count(*) AS n FROM cc.orders GROUP BY customer_id $$);
+    AS SELECT customer_id, id FROM cc.orders WHERE amount > 50 $$);
 SELECT count(*) AS left_behind FROM pg_class WHERE relnamespace = 'cc'::regnamespace
    AND relname IN ('t4', 'by_amount', 'top10', 'regions', 'noted', 'local_totals');
 

@@ -80,6 +80,42 @@ SELECT caught_up('co.t');
 SELECT max(top) FROM co.t;
 RESET ROLE;
 
+-- a table of the coordinator, kept from partial aggregates the nodes keep
+-- per shard: created, kept and refreshed with the owner's rights too
+CREATE FUNCTION public.buckets_caught_up() RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    started timestamptz := clock_timestamp();
+BEGIN
+    LOOP
+        IF (SELECT last_refresh_time >= started FROM materialized_table.materialized_tables
+             WHERE table_name = 'co.by_bucket'::regclass)
+           AND NOT EXISTS ((SELECT * FROM co.by_bucket EXCEPT ALL SELECT * FROM co.by_bucket_query)
+                           UNION ALL (SELECT * FROM co.by_bucket_query EXCEPT ALL SELECT * FROM co.by_bucket)) THEN
+            RETURN true;
+        END IF;
+        IF clock_timestamp() > started + interval '30 seconds' THEN
+            RETURN false;
+        END IF;
+        PERFORM pg_sleep(0.2);
+    END LOOP;
+END
+$$;
+SET ROLE mt_owner_alice;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE co.by_bucket FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT customer_id % 5 AS bucket, sum(amount * co.one(1)) AS total FROM co.orders GROUP BY 1 $$);
+CREATE VIEW co.by_bucket_query AS
+  SELECT customer_id % 5 AS bucket, sum(amount * co.one(1)) AS total FROM co.orders GROUP BY 1;
+INSERT INTO co.orders SELECT i, i % 50, 7 FROM generate_series(3001, 3050) i;
+SELECT buckets_caught_up();
+SELECT materialized_table.execute('ALTER MATERIALIZED TABLE co.by_bucket REFRESH');
+RESET ROLE;
+SELECT maintenance, maintenance_detail FROM materialized_table.materialized_tables
+ WHERE table_name = 'co.by_bucket'::regclass;
+SELECT nodeport > 0 AS node, result AS partial_tables_owned_by_alice FROM run_command_on_workers($$
+  SELECT count(*) FROM materialized_table.materialized_tables m JOIN pg_class c ON c.oid = m.table_name
+   WHERE m.table_name::text LIKE 'co.mt\_partial\_%' AND pg_get_userbyid(c.relowner) = 'mt_owner_alice'$$);
+
 -- every call of the owner's function, on every node, ran as the owner
 -- (caught_up() runs as the owner too: a view's functions run as the caller)
 SELECT * FROM callers();
@@ -94,11 +130,12 @@ SELECT success, result FROM run_command_on_workers($$
   SELECT * FROM materialized_table_internal.follow_shards('co.t', 'SELECT 1', '1 s', false, true)$$);
 RESET ROLE;
 
-SELECT materialized_table.execute('DROP MATERIALIZED TABLE co.t');
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE co.t; DROP MATERIALIZED TABLE co.by_bucket');
 DROP SCHEMA co CASCADE;
 SELECT result FROM run_command_on_all_nodes($$DROP TABLE public.mt_callers$$);
 DROP FUNCTION callers();
 DROP FUNCTION public.caught_up(regclass);
+DROP FUNCTION public.buckets_caught_up();
 DROP ROLE mt_owner_alice;
 DROP ROLE mt_owner_bob;
 RESET materialized_table.scheduled_refreshes;
