@@ -89,13 +89,14 @@ REVOKE ALL ON FUNCTION materialized_table_internal.follow_shards(pg_catalog.regc
 -- materialized table of this node keeping that shard's partial aggregates
 -- (definition, as the coordinator's table id of the given schema and owner
 -- has them computed), with its freshness and state; the number of them, as
--- of when they are fresh and their rows combined by group (kinds: how each
--- column combines).  An empty definition drops them.  Called by the
+-- of when they are fresh, a marker of their last refreshes and their rows
+-- combined by group (kinds: how each column combines), unless the marker
+-- is among those known.  An empty definition drops them.  Called by the
 -- coordinator's worker on every node.
 CREATE FUNCTION materialized_table_internal.follow_partials(
     id bigint, schema_name name, source pg_catalog.regclass, owner_name name, definition text,
-    kinds text[], freshness text, suspended boolean)
+    kinds text[], freshness text, suspended boolean, known text[])
 RETURNS text
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'mt_follow_partials_sql';
-REVOKE ALL ON FUNCTION materialized_table_internal.follow_partials(bigint, name, pg_catalog.regclass, name, text, text[], text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION materialized_table_internal.follow_partials(bigint, name, pg_catalog.regclass, name, text, text[], text, boolean, text[]) FROM PUBLIC;

@@ -68,6 +68,7 @@ typedef struct ShardedTable
 {
 	Oid			relid;
 	bool		partials;		/* kept from partial aggregates */
+	List	   *known;			/* char *: of those, what was combined already */
 	char	   *problem;		/* what the last pass could not do; NULL */
 } ShardedTable;
 
@@ -143,6 +144,20 @@ finish_restores(bool at_start)
 	return pending;
 }
 
+/* A copy of a list of strings, in context. */
+static List *
+strings_copy(MemoryContext context, List *strings)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	List	   *copy = NIL;
+	ListCell   *lc;
+
+	foreach(lc, strings)
+		copy = lappend(copy, pstrdup(lfirst(lc)));
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
 /* Read which tables this worker serves; false if the extension is gone. */
 static bool
 load_tables(void)
@@ -192,6 +207,8 @@ load_tables(void)
 
 				if (old->relid == t->relid && old->problem)
 					t->problem = pstrdup(old->problem);
+				if (old->relid == t->relid)
+					t->known = strings_copy(tables_context, old->known);
 			}
 			sharded = lappend(sharded, t);
 		}
@@ -313,6 +330,7 @@ follow_shards(void)
 		MemoryContext oldcontext = CurrentMemoryContext;
 		char	   *volatile problem = NULL;
 		char	   *volatile name = NULL;
+		List	   *volatile combined = NIL;
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -324,13 +342,23 @@ follow_shards(void)
 
 			if (mt != NULL && mt->refresh_mode == MT_MODE_CONTINUOUS)
 			{
+				List	   *known = t->known;
+
 				name = MemoryContextStrdup(tables_context, mt_qualified_name(mt->relid));
-				problem = t->partials ? mt_partials_follow(mt) : mt_shards_follow(mt, false);
+				if (t->partials)
+					problem = mt_partials_follow(mt, &known);
+				else
+					problem = mt_shards_follow(mt, false);
 				if (problem)
 					problem = MemoryContextStrdup(tables_context, problem);
+				else if (t->partials)
+					combined = strings_copy(tables_context, known);
 			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
+			/* what the nodes sent is combined once committed */
+			if (t->partials && problem == NULL)
+				t->known = combined;
 		}
 		PG_CATCH();
 		{

@@ -189,6 +189,8 @@ combined_rows(List *relids, List *kinds)
 	relation_close(rel, AccessShareLock);
 	if (c != list_length(kinds))
 		elog(ERROR, "a partial table has fewer columns than the coordinator's");
+	/* each row says the node it comes from */
+	appendStringInfoString(&cols, ", (SELECT groupid FROM pg_catalog.pg_dist_local_group)");
 	foreach(lc, relids)
 		appendStringInfo(&from, "%sSELECT * FROM %s", from.len ? " UNION ALL " : "",
 						 mt_qualified_name(lfirst_oid(lc)));
@@ -211,11 +213,55 @@ combined_rows(List *relids, List *kinds)
 }
 
 /*
+ * What the partial tables are and the last refresh each one had:
+ * "<group>:<relid>.<run>;..." with this node's group, a marker that
+ * changes whenever their rows may have (a cycle that applied changes, a
+ * recompute, a table made again).
+ */
+static char *
+change_marker(List *relids)
+{
+	Datum	   *oids = palloc(sizeof(Datum) * Max(list_length(relids), 1));
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	ListCell   *lc;
+	char	   *marker = NULL;
+	int			n = 0;
+
+	foreach(lc, relids)
+		oids[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group)::pg_catalog.text"
+							  "       OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||)"
+							  "       pg_catalog.string_agg(t.relid::pg_catalog.text OPERATOR(pg_catalog.||) '.'"
+							  "         OPERATOR(pg_catalog.||) COALESCE("
+							  "           (SELECT r.run_id FROM materialized_table_internal.refresh_run r"
+							  "             WHERE r.relid OPERATOR(pg_catalog.=) t.relid"
+							  "             ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1), 0)::pg_catalog.text,"
+							  "         ';' ORDER BY t.relid)"
+							  "  FROM pg_catalog.unnest($1) t(relid)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the refreshes of the partial tables");
+	if (SPI_processed == 1)
+	{
+		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (v != NULL)
+			marker = strcpy(SPI_palloc(strlen(v) + 1), v);
+	}
+	SPI_finish();
+	return marker ? marker : "";
+}
+
+/*
  * follow_partials(id bigint, schema name, source regclass, owner name,
  *				   definition text, kinds text[], freshness text,
- *				   suspended bool) -> text
- *		"<tables followed> <epoch fresh as of>" and, on the next line, the
- *		combined rows.  An empty definition drops them all.
+ *				   suspended bool, known text[]) -> text
+ *		Three lines: "<tables followed> <epoch fresh as of>"; this node's
+ *		change marker; the combined rows, or "=" when the marker is among
+ *		known (the coordinator has combined these rows already).  An empty
+ *		definition drops them all.
  */
 Datum
 mt_follow_partials_sql(PG_FUNCTION_ARGS)
@@ -228,6 +274,9 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 	ArrayType  *kinds_array = PG_GETARG_ARRAYTYPE_P(5);
 	char	   *freshness = text_to_cstring(PG_GETARG_TEXT_PP(6));
 	bool		suspended = PG_GETARG_BOOL(7);
+	ArrayType  *known_array = PG_GETARG_ARRAYTYPE_P(8);
+	char	   *marker = "";
+	bool		known = false;
 	List	   *kinds = NIL;
 	List	   *shards = NIL;
 	List	   *relids = NIL;
@@ -277,11 +326,19 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 											mt_shard_query(definition, s->index),
 											freshness, suspended));
 	}
-	if (relids != NIL)
-		rows = combined_rows(relids, kinds);
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	if (relids != NIL)
+	{
+		/* (read before the rows: a cycle in between only makes the next pass read them again) */
+		marker = change_marker(relids);
+		deconstruct_array(known_array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &nelems);
+		for (int i = 0; i < nelems && !known; i++)
+			known = !elem_nulls[i] && strcmp(TextDatumGetCString(elems[i]), marker) == 0;
+		mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+		rows = known ? "=" : combined_rows(relids, kinds);
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 		as_of = mt_shards_fresh_as_of(relids, &as_of_null);
+	}
 	AtEOXact_GUC(true, nestlevel);
 
 	initStringInfo(&result);
@@ -291,6 +348,6 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 						 (double) (DatumGetTimestampTz(as_of) +
 								   (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC) /
 						 USECS_PER_SEC);
-	appendStringInfo(&result, "\n%s", rows);
+	appendStringInfo(&result, "\n%s\n%s", marker, rows);
 	PG_RETURN_TEXT_P(cstring_to_text(result.data));
 }

@@ -610,6 +610,8 @@ mt_partials_prepare(MtTable *mt)
 	initStringInfo(&cols);
 	foreach(lc, plan->coldefs)
 		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", (char *) lfirst(lc));
+	/* the group of the node each row comes from (its rows are replaced together) */
+	appendStringInfoString(&cols, ", __mt_node integer NOT NULL");
 	/* created with the extension owner's rights in its schema */
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
@@ -645,18 +647,26 @@ mt_partials_prepare(MtTable *mt)
 					get_rel_name(plan->source));
 }
 
-/* The SQL a node runs for the table (an empty definition drops its partials). */
+/*
+ * The SQL a node runs for the table (an empty definition drops its
+ * partials); known: the change markers of the rows already combined.
+ */
 static char *
-follow_command(MtTable *mt, PartialPlan *plan, bool drop)
+follow_command(MtTable *mt, PartialPlan *plan, bool drop, List *known)
 {
 	StringInfoData kinds;
+	StringInfoData markers;
 	ListCell   *lc;
 
 	initStringInfo(&kinds);
+	initStringInfo(&markers);
 	foreach(lc, plan ? plan->kinds : NIL)
 		appendStringInfo(&kinds, "%s%s", kinds.len ? "," : "", strVal(lfirst(lc)));
+	/* (a marker is digits, ':', '.' and ';': nothing to quote) */
+	foreach(lc, known)
+		appendStringInfo(&markers, "%s%s", markers.len ? "," : "", (char *) lfirst(lc));
 	return psprintf("SELECT materialized_table_internal.follow_partials(" INT64_FORMAT ", %s, %s::pg_catalog.regclass, "
-					"%s, %s, %s::pg_catalog.text[], %s, %s)",
+					"%s, %s, %s::pg_catalog.text[], %s, %s, %s::pg_catalog.text[])",
 					mt_catalog_id(mt->relid),
 					quote_literal_cstr(get_namespace_name(get_rel_namespace(mt->relid))),
 					quote_literal_cstr(drop ? "pg_catalog.pg_class" : mt_qualified_name(plan->source)),
@@ -664,47 +674,90 @@ follow_command(MtTable *mt, PartialPlan *plan, bool drop)
 					quote_literal_cstr(drop ? "" : mt_query_text(plan->partial)),
 					quote_literal_cstr(psprintf("{%s}", kinds.data)),
 					quote_literal_cstr(mt_freshness_text(mt->freshness_value, mt->freshness_unit)),
-					mt->status == MT_STATUS_SUSPENDED ? "true" : "false");
+					mt->status == MT_STATUS_SUSPENDED ? "true" : "false",
+					quote_literal_cstr(psprintf("{%s}", markers.data)));
 }
 
-/* The rows the nodes sent, in the hidden table, in place of the last ones. */
-static void
-stage_rows(Oid relid, List *arrays)
+/* a node's answer: its change marker, and its rows unless they are known */
+typedef struct NodeRows
+{
+	int			group;			/* its group id */
+	char	   *marker;
+	char	   *rows;			/* NULL: as combined last time */
+} NodeRows;
+
+/*
+ * The rows the nodes sent, in the hidden table in place of their last
+ * ones (each row says its node's group); those of nodes that hold no
+ * shard now go.  Returns whether anything changed.
+ */
+static bool
+stage_rows(Oid relid, List *nodes)
 {
 	char	   *staging = staging_name(relid, "partials_");
-	Oid			argtypes[1] = {TEXTOID};
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	Datum	   *groups = palloc(sizeof(Datum) * (list_length(nodes) + 1));
+	Oid			arraytype = INT4ARRAYOID;
+	Datum		groups_array;
 	ListCell   *lc;
 	MtSavedUser saved;
+	bool		changed = false;
+	int			n = 0;
 
+	foreach(lc, nodes)
+		groups[n++] = Int32GetDatum(((NodeRows *) lfirst(lc))->group);
+	groups_array = PointerGetDatum(construct_array(groups, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
 	mt_as_extension_owner_begin(&saved);
 	SPI_connect();
-	mt_spi_exec(psprintf("DELETE FROM %s", staging), SPI_OK_DELETE);
-	foreach(lc, arrays)
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.<>) ALL ($1)", staging),
+							  1, &arraytype, &groups_array, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
+	changed = SPI_processed > 0;
+	foreach(lc, nodes)
 	{
-		Datum		values[1] = {CStringGetTextDatum(lfirst(lc))};
+		NodeRows   *node = lfirst(lc);
+		Datum		values[2] = {CStringGetTextDatum(node->rows ? node->rows : "{}"),
+		Int32GetDatum(node->group)};
 
-		if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT (s.r).* FROM"
+		if (node->rows == NULL)
+			continue;
+		changed = true;
+		if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.=) $2", staging),
+								  2, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+			SPI_execute_with_args(psprintf("INSERT INTO %s SELECT (s.r).* FROM"
 										   " (SELECT u.t::%s AS r FROM pg_catalog.unnest($1::pg_catalog.text[]) u(t)"
 										   "  OFFSET 0) s", staging, staging),
-								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
 	}
 	SPI_finish();
 	mt_as_extension_owner_end(&saved);
 	CommandCounterIncrement();
+	return changed;
 }
 
+/*
+ * mt_partials_follow
+ *		Tell every node what the table's partial aggregates are, and once
+ *		every shard has them, combine the nodes' rows into the table and
+ *		date it by the oldest shard.  *known: the change markers of the
+ *		rows combined so far (the caller keeps them between passes; NIL at
+ *		first), so that a node whose partials did not change sends none.
+ *		NULL, or what went wrong (then *known is left as it was).
+ */
 char *
-mt_partials_follow(MtTable *mt)
+mt_partials_follow(MtTable *mt, List **known)
 {
 	PartialPlan *plan;
 	char	   *problem;
 	List	   *answers;
-	List	   *arrays = NIL;
+	List	   *nodes = NIL;
+	List	   *markers = NIL;
 	ListCell   *lc;
 	int			shard_count = 0;
 	int			followed = 0;
 	TimestampTz as_of = 0;
+	Oid			combined;
 
 	/*
 	 * The table before its query view and hidden objects (deparsing the
@@ -718,21 +771,35 @@ mt_partials_follow(MtTable *mt)
 	plan = plan_partials(mt_view_query(mt->query_view), mt->query_view);
 	if (plan->partial == NULL)
 		return (char *) plan->why;
+	combined = mt_hidden_relid("combined_", mt->relid);
+	/* markers of another hidden table (a new query) are not known here */
+	if (*known != NIL && strcmp(linitial(*known), psprintf("0:%u", combined)) != 0)
+		*known = NIL;
 	(void) mt_citus_distribution_column(plan->source, &shard_count);
-	answers = mt_citus_on_all_nodes(follow_command(mt, plan, false), &problem);
+	answers = mt_citus_on_all_nodes(follow_command(mt, plan, false, *known), &problem);
 	if (problem)
 		return problem;
 	foreach(lc, answers)
 	{
 		char	   *answer = lfirst(lc);
-		char	   *rows = strchr(answer, '\n');
+		char	   *marker = strchr(answer, '\n');
+		char	   *rows = marker ? strchr(marker + 1, '\n') : NULL;
 		int			n;
 
 		if (rows == NULL || !mt_citus_count_as_of(answer, &n, &as_of))
 			return psprintf("a node answered \"%s\"", answer);
 		followed += n;
+		*rows = '\0';
 		if (n > 0)
-			arrays = lappend(arrays, rows + 1);
+		{
+			NodeRows   *node = palloc0(sizeof(NodeRows));
+
+			node->marker = marker + 1;
+			node->group = atoi(node->marker);
+			node->rows = strcmp(rows + 1, "=") == 0 ? NULL : rows + 1;
+			nodes = lappend(nodes, node);
+			markers = lappend(markers, node->marker);
+		}
 	}
 	if (followed != shard_count)
 		return psprintf("%d of the %d shards of \"%s\" have their partial aggregates kept on their nodes",
@@ -741,16 +808,18 @@ mt_partials_follow(MtTable *mt)
 	if (mt->status == MT_STATUS_SUSPENDED)
 		return NULL;
 
-	stage_rows(mt->relid, arrays);
+	/* nothing changed on any node: nothing to combine */
+	if (stage_rows(mt->relid, nodes))
 	{
 		MtRefreshRequest req = {0};
 
 		req.relid = mt->relid;
-		req.source_view = mt_hidden_relid("combined_", mt->relid);
+		req.source_view = combined;
 		(void) mt_refresh_rows(&req);
 	}
 	if (as_of > mt->last_refresh_time)
 		mt_catalog_set_last_refresh(mt->relid, as_of);
+	*known = lcons(psprintf("0:%u", combined), markers);
 	return NULL;
 }
 
@@ -764,7 +833,7 @@ mt_partials_drop(Oid relid)
 	if (mt == NULL || !OidIsValid(mt_hidden_relid("partials_", relid)))
 		return;
 	/* a node that does not answer keeps its partial tables, unread */
-	(void) mt_citus_on_all_nodes(follow_command(mt, NULL, true), &problem);
+	(void) mt_citus_on_all_nodes(follow_command(mt, NULL, true, NIL), &problem);
 	if (problem)
 		ereport(LOG,
 				(errmsg("could not drop the partial aggregates of materialized table \"%s\" on every node",

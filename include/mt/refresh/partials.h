@@ -16,8 +16,11 @@
 extern bool mt_partials_on_nodes(MtTable *mt);
 /* make mt so kept (its hidden table and view), or refuse; says how */
 extern char *mt_partials_prepare(MtTable *mt);
-/* tell every node, combine their partials into the table; NULL, or the problem */
-extern char *mt_partials_follow(MtTable *mt);
+/*
+ * tell every node, combine their partials into the table; NULL, or the
+ * problem; *known: what was combined already, kept by the caller
+ */
+extern char *mt_partials_follow(MtTable *mt, List **known);
 /* the nodes drop their partial tables, and the hidden objects go */
 extern void mt_partials_drop(Oid relid);
 
