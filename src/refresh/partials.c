@@ -56,6 +56,7 @@
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/hidden_objects.h"
+#include "mt/catalog/history.h"
 #include "mt/catalog/marker.h"
 #include "mt/refresh/partials.h"
 #include "mt/refresh/refresh.h"
@@ -757,6 +758,7 @@ mt_partials_follow(MtTable *mt, List **known)
 	int			shard_count = 0;
 	int			followed = 0;
 	TimestampTz as_of = 0;
+	TimestampTz started = GetCurrentTimestamp();
 	Oid			combined;
 
 	/*
@@ -808,14 +810,21 @@ mt_partials_follow(MtTable *mt, List **known)
 	if (mt->status == MT_STATUS_SUSPENDED)
 		return NULL;
 
-	/* nothing changed on any node: nothing to combine */
+	/*
+	 * nothing changed on any node: nothing to combine; else a run of the
+	 * table's history, its rows rewritten from the kept partials
+	 */
 	if (stage_rows(mt->relid, nodes))
 	{
 		MtRefreshRequest req = {0};
+		MtHistoryRun *run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
+											 NULL, started, false);
+		MtRefreshCounts counts;
 
 		req.relid = mt->relid;
 		req.source_view = combined;
-		(void) mt_refresh_rows(&req);
+		counts = mt_refresh_rows(&req);
+		mt_history_succeeded(run, counts.inserted + counts.deleted, "DELTAS");
 	}
 	if (as_of > mt->last_refresh_time)
 		mt_catalog_set_last_refresh(mt->relid, as_of);

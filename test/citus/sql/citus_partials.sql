@@ -60,6 +60,10 @@ SELECT caught_up('by_region_day') AS after_changes, caught_up('overall') AS over
 UPDATE customers SET region = 'r9' WHERE id < 20;
 SELECT caught_up('by_region_day') AS after_reference_update;
 SELECT count(*) FILTER (WHERE region = 'r9') > 0 AS r9_appeared FROM by_region_day;
+-- each pass of the coordinator that combined changed partials is a run of
+-- the table's history
+SELECT DISTINCT trigger, strategy, status FROM materialized_table.refresh_history
+ WHERE table_name = 'by_region_day'::regclass AND started_at > (SELECT at FROM mark);
 -- how the workers keep the partial aggregates (each node's own engine;
 -- the shards' numbers left out)
 SELECT * FROM on_workers($$SELECT string_agg(DISTINCT regexp_replace(maintenance_detail, '_[0-9]+', '', 'g'), ' / ')
