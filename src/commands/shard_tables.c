@@ -52,6 +52,17 @@ PG_FUNCTION_INFO_V1(mt_follow_shards_sql);
 
 #define MT_SHARD_LOCK_TIMEOUT "5s"
 
+/*
+ * The oid of a shard, as SQL, whatever the search_path: Citus leaves the
+ * name of a shard of public's tables unqualified.
+ */
+#define MT_SHARD_RELATION(table, shard) \
+	"pg_catalog.to_regclass(CASE WHEN (SELECT c.relnamespace FROM pg_catalog.pg_class c" \
+	"                                  WHERE c.oid OPERATOR(pg_catalog.=) " table ")" \
+	"                                 OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('public')" \
+	"                            THEN 'public.' ELSE '' END OPERATOR(pg_catalog.||)" \
+	"                       pg_catalog.shard_name(" table ", " shard "))::pg_catalog.oid"
+
 
 /* The table's shards placed on this node, with their index (MtLocalShard). */
 List *
@@ -64,7 +75,7 @@ mt_local_shards(Oid table)
 	uint64		i;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid))::pg_catalog.oid, s.i"
+	if (SPI_execute_with_args("SELECT " MT_SHARD_RELATION("s.logicalrelid", "s.shardid") ", s.i"
 							  "  FROM (SELECT logicalrelid, shardid, (pg_catalog.row_number() OVER"
 							  "               (ORDER BY shardminvalue::pg_catalog.int4))::pg_catalog.int4 - 1 AS i"
 							  "          FROM pg_catalog.pg_dist_shard"
@@ -117,7 +128,7 @@ source_shard(Oid source, int index)
 						get_rel_name(source)),
 				 errdetail("The shards of a CONTINUOUS table read the shards of distributed and reference tables on their node.")));
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.shard_name(logicalrelid, shardid))::pg_catalog.oid"
+	if (SPI_execute_with_args("SELECT " MT_SHARD_RELATION("logicalrelid", "shardid")
 							  "  FROM pg_catalog.pg_dist_shard"
 							  " WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
 							  " ORDER BY shardminvalue::pg_catalog.int4 NULLS FIRST OFFSET $2 LIMIT 1",

@@ -32,16 +32,18 @@
 #   live_totals   the query of totals, DISTRIBUTED BY HASH (customer_id)
 #   live_joined   SELECT o.customer_id, c.region, count(*), sum(o.amount)
 #                 ... GROUP BY o.customer_id, c.region, DISTRIBUTED BY HASH
-#                 (customer_id): the join of continuous_bench.sh grouped by
-#                 the distribution column (grouped by ds, region its groups
-#                 span shards, which CONTINUOUS mode on Citus refuses)
+#                 (customer_id): the join grouped by the distribution column
+# and one of the coordinator, kept from the partial aggregates of each shard,
+#   live_region_day  the query of joined (the join of continuous_bench.sh,
+#                 by ds, region: its groups span the shards)
 # with pgbench writers (2 clients, MT_BENCH_SECONDS each, default 20)
 # updating the orders of random customers through the coordinator,
 # without the tables and with them: the writers' throughput ratio.  Then
 # one 1% update: the time the workers' cycles took to apply it (per node,
 # the sum of its cycles' durations for the table's shards; the nodes work
-# in parallel, so the slowest node's) against REFRESH MATERIALIZED VIEW of
-# the same query on the coordinator.
+# in parallel, so the slowest node's; for live_region_day, plus the
+# coordinator's passes that combined the partials) against REFRESH
+# MATERIALIZED VIEW of the same query on the coordinator.
 #
 # Environment:
 #   PG_CONFIG, PGBIN   as in test/run.sh; the extension must be installed,
@@ -174,6 +176,7 @@ tps() {
 live_diff() {
     local q=$TOTALS_QUERY
     [ "$1" = live_joined ] && q=$LIVE_JOIN_QUERY
+    [ "$1" = live_region_day ] && q=$JOIN_QUERY
     citus -At -c "SELECT count(*) FROM ((TABLE $1 EXCEPT ALL $q) UNION ALL ($q EXCEPT ALL TABLE $1)) d"
 }
 # both tables dated since $1 by all their shards, and equal to their queries
@@ -181,13 +184,14 @@ live_caught_up() {
     local deadline=$((SECONDS + 300))
     while [ $SECONDS -lt $deadline ]; do
         if [ "$(citus -At -c "SELECT bool_and(last_refresh_time >= '$1') FROM materialized_table.materialized_tables
-                               WHERE table_name::text IN ('live_totals', 'live_joined')")" = t ] &&
-           [ "$(live_diff live_totals)" = 0 ] && [ "$(live_diff live_joined)" = 0 ]; then
+                               WHERE table_name::text IN ('live_totals', 'live_joined', 'live_region_day')")" = t ] &&
+           [ "$(live_diff live_totals)" = 0 ] && [ "$(live_diff live_joined)" = 0 ] &&
+           [ "$(live_diff live_region_day)" = 0 ]; then
             return 0
         fi
         sleep 0.2
     done
-    echo "MISMATCH: the CONTINUOUS tables did not catch up (live_totals $(live_diff live_totals) rows differ, live_joined $(live_diff live_joined))"
+    echo "MISMATCH: the CONTINUOUS tables did not catch up (live_totals $(live_diff live_totals) rows differ, live_joined $(live_diff live_joined), live_region_day $(live_diff live_region_day))"
     exit 1
 }
 echo
@@ -198,6 +202,8 @@ citus -c "SET materialized_table.scheduled_refreshes = off" >/dev/null \
           FRESHNESS = INTERVAL '1' SECOND AS $TOTALS_QUERY\$\$)" \
     -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_joined DISTRIBUTED BY HASH (customer_id)
           FRESHNESS = INTERVAL '1' SECOND AS $LIVE_JOIN_QUERY\$\$)" \
+    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_region_day
+          FRESHNESS = INTERVAL '1' SECOND AS $JOIN_QUERY\$\$)" \
     -c "CREATE MATERIALIZED VIEW live_joined_rmv AS $LIVE_JOIN_QUERY"
 live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
 citus -At -c "SELECT table_name || ': ' || maintenance FROM materialized_table.materialized_tables
@@ -219,11 +225,24 @@ cycle_ms() {
 }
 c_totals=$(cycle_ms live_totals)
 c_joined=$(cycle_ms live_joined)
+# the partial tables of live_region_day on the workers, then the
+# coordinator's passes that combined them
+id_region_day=$(citus -At -c "SELECT id FROM materialized_table_internal.mt_table
+                               WHERE relid = 'live_region_day'::regclass")
+c_partials=$(cycle_ms "mt_partial_${id_region_day}")
+c_combine=$(citus -At -c "SELECT coalesce(sum(extract(epoch FROM finished_at - started_at) * 1000), 0)::numeric(12,1)
+                            FROM materialized_table.refresh_history
+                           WHERE table_name = 'live_region_day'::regclass AND trigger = 'CONTINUOUS'
+                             AND started_at >= '$since'")
+c_region_day=$(awk -v a="$c_partials" -v b="$c_combine" 'BEGIN {printf "%.1f", a + b}')
 r_totals=$(timed citus 'REFRESH MATERIALIZED VIEW totals_rmv')
 r_joined=$(timed citus 'REFRESH MATERIALIZED VIEW live_joined_rmv')
+r_region_day=$(timed citus 'REFRESH MATERIALIZED VIEW joined_rmv')
 echo
-printf '%-12s %18s %22s %8s\n' table "workers' cycles ms" "RMV on coordinator ms" speedup
-printf '%-12s %18s %22.1f %8s\n' live_totals "$c_totals" "$r_totals" "$(ratio "$r_totals" "$c_totals")"
-printf '%-12s %18s %22.1f %8s\n' live_joined "$c_joined" "$r_joined" "$(ratio "$r_joined" "$c_joined")"
+printf '%-16s %18s %22s %8s\n' table "workers' cycles ms" "RMV on coordinator ms" speedup
+printf '%-16s %18s %22.1f %8s\n' live_totals "$c_totals" "$r_totals" "$(ratio "$r_totals" "$c_totals")"
+printf '%-16s %18s %22.1f %8s\n' live_joined "$c_joined" "$r_joined" "$(ratio "$r_joined" "$c_joined")"
+printf '%-16s %18s %22.1f %8s\n' live_region_day "$c_region_day" "$r_region_day" "$(ratio "$r_region_day" "$c_region_day")"
+echo "live_region_day: the workers' cycles $c_partials ms, the coordinator's combining passes $c_combine ms"
 echo "writers: $tps_without tps without the tables, $tps_with with them: $(ratio "$tps_with" "$tps_without")"
 echo "every CONTINUOUS table equal to its query: yes"

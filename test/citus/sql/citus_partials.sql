@@ -155,7 +155,23 @@ SELECT count(*) AS left_behind FROM pg_class WHERE relnamespace = 'cp'::regnames
    AND relname IN ('distinct_days', 'notes', 'floats', 'joined', 'by_amount', 'customers_orders',
                    'big', 'ranked', 'named');
 
--- 6. DROP: the nodes drop their partial tables
+-- 6. in the public schema, whose shards' names Citus leaves unqualified
+-- (the nodes read them whatever their search_path): a table kept shard by
+-- shard and one of the coordinator
+CREATE TABLE public.cp_events (id bigint, account int NOT NULL, PRIMARY KEY (account, id));
+SELECT create_distributed_table('public.cp_events', 'account', shard_count => 4);
+INSERT INTO public.cp_events SELECT i, i % 30 FROM generate_series(1, 600) i;
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE public.cp_per_account DISTRIBUTED BY HASH (account) FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT account, count(*) AS n FROM public.cp_events GROUP BY account;
+  CREATE MATERIALIZED TABLE public.cp_events_total FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT count(*) AS n FROM public.cp_events $$);
+INSERT INTO public.cp_events SELECT i, i % 30 FROM generate_series(601, 700) i;
+SELECT caught_up('public.cp_per_account') AS per_account, caught_up('public.cp_events_total') AS total;
+SELECT materialized_table.execute('DROP MATERIALIZED TABLE public.cp_per_account; DROP MATERIALIZED TABLE public.cp_events_total');
+DROP TABLE public.cp_events;
+
+-- 7. DROP: the nodes drop their partial tables
 SELECT materialized_table.execute('DROP MATERIALIZED TABLE cp.overall');
 SELECT * FROM on_workers($$SELECT count(*) FROM materialized_table.materialized_tables
                              WHERE table_name::text LIKE 'cp.mt\_partial\_%'$$);
