@@ -53,10 +53,11 @@ partial_relname(int64 id, int index)
 
 /*
  * Drop this table's partial tables in schema whose shard is not among
- * those followed here (all of them when there are none).
+ * those followed here (all of them when there are none): those of its
+ * owner only, whatever else bears such a name.
  */
 static void
-drop_stale(int64 id, const char *schema, List *shards)
+drop_stale(int64 id, const char *schema, Oid owner, List *shards)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
@@ -99,7 +100,7 @@ drop_stale(int64 id, const char *schema, List *shards)
 	{
 		Oid			relid = get_relname_relid(lfirst(lc), nspid);
 
-		if (OidIsValid(relid) && mt_is_materialized_table(relid))
+		if (OidIsValid(relid) && mt_is_materialized_table(relid) && mt_table_owner(relid) == owner)
 			mt_shard_execute(psprintf("DROP MATERIALIZED TABLE %s",
 									  quote_qualified_identifier(schema, lfirst(lc))));
 	}
@@ -310,7 +311,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 					 errmsg("\"%s\" is not a hash-distributed table", get_rel_name(source))));
 		shards = mt_local_shards(source);
 	}
-	drop_stale(id, schema, shards);
+	drop_stale(id, schema, owner, shards);
 
 	/*
 	 * The coordinator connects as the extension's owner; the query, its
