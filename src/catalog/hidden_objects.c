@@ -171,15 +171,16 @@ mt_grant_hidden_object(Oid relid, Oid hidden, bool write)
 /*
  * mt_hidden_claimed
  *		Does a materialized table of this database own rel, a relation of
- *		the internal schema: its query view, state or derived view (named
- *		for the table's id), or a restore marker?  A copy that Citus makes
+ *		the internal schema: its query view, state or derived view, or the
+ *		table and view of the partial aggregates it combines (named for the
+ *		table's id), or a restore marker?  A copy that Citus makes
  *		on a worker node of a coordinator's query view (a view over its
  *		distributed tables) belongs to none there.
  */
 bool
 mt_hidden_claimed(Oid rel)
 {
-	static const char *const prefixes[] = {"query_", "state_", "derived_"};
+	static const char *const prefixes[] = {"query_", "state_", "derived_", "partials_", "combined_"};
 	char	   *name = get_rel_name(rel);
 	int64		id = -1;
 

@@ -65,6 +65,7 @@
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
+#include "mt/utils/subxact.h"
 
 /* an aggregate of the query, and where its partial results are */
 typedef struct PartialAgg
@@ -638,6 +639,8 @@ mt_partials_prepare(MtTable *mt)
 	ObjectAddressSet(table, RelationRelationId, mt->relid);
 	ObjectAddressSet(part, RelationRelationId, mt_hidden_relid("partials_", mt->relid));
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
+	/* written by the owner: reading the nodes' rows runs its domains' checks */
+	mt_grant_hidden_object(mt->relid, part.objectId, true);
 	ObjectAddressSet(part, RelationRelationId, mt_hidden_relid("combined_", mt->relid));
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
 	mt_grant_hidden_object(mt->relid, part.objectId, false);
@@ -701,15 +704,19 @@ stage_rows(Oid relid, List *nodes)
 	Oid			arraytype = INT4ARRAYOID;
 	Datum		groups_array;
 	ListCell   *lc;
-	MtSavedUser saved;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
 	bool		changed = false;
 	int			n = 0;
 
 	foreach(lc, nodes)
 		groups[n++] = Int32GetDatum(((NodeRows *) lfirst(lc))->group);
 	groups_array = PointerGetDatum(construct_array(groups, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
-	mt_as_extension_owner_begin(&saved);
+	/* as the owner: the rows' input runs the checks of its domains */
+	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
 	SPI_connect();
+	MT_INTERNAL_BEGIN();
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.<>) ALL ($1)", staging),
 							  1, &arraytype, &groups_array, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
@@ -731,8 +738,9 @@ stage_rows(Oid relid, List *nodes)
 								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
 	}
+	MT_INTERNAL_END();
 	SPI_finish();
-	mt_as_extension_owner_end(&saved);
+	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	CommandCounterIncrement();
 	return changed;
 }
