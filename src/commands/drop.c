@@ -27,6 +27,7 @@
 #include "mt/catalog/history.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/pipeline.h"
+#include "mt/continuous/partial_log.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
@@ -45,6 +46,8 @@ mt_forget_table(Oid relid)
 	if (mt_catalog_lock(relid) == NULL)
 		return;
 	mt_pipeline_table_dropped(relid);
+	/* (a node's table of partial aggregates: its log) */
+	mt_partial_log_forget(relid);
 	mt_history_forget_table(relid);
 	mt_catalog_delete(relid);
 }

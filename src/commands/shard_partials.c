@@ -30,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -37,6 +38,8 @@
 
 #include "mt/catalog/catalog.h"
 #include "mt/commands/shard_tables.h"
+#include "mt/continuous/partial_log.h"
+#include "mt/refresh/refresh.h"
 #include "mt/utils/citus.h"
 #include "mt/utils/extension.h"
 #include "mt/utils/sql.h"
@@ -48,7 +51,7 @@ PG_FUNCTION_INFO_V1(mt_follow_partials_sql);
 static char *
 partial_relname(int64 id, int index)
 {
-	return psprintf("mt_partial_" INT64_FORMAT "_%d", id, index);
+	return psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_%d", id, index);
 }
 
 /*
@@ -61,7 +64,7 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
-	char	   *prefix = psprintf("mt_partial_" INT64_FORMAT "_", id);
+	char	   *prefix = psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_", id);
 	List	   *stale = NIL;
 	ListCell   *lc;
 	MemoryContext caller = CurrentMemoryContext;
@@ -107,12 +110,13 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
 }
 
 /*
- * Make one partial table what the coordinator says; its relid.  A new
- * query replaces it: its columns may be others.
+ * Make one partial table what the coordinator says, its writes logged
+ * (ngroups: its group columns); its relid.  A new query replaces it: its
+ * columns may be others.
  */
 static Oid
 follow_partial(const char *schema, const char *relname, const char *query,
-			   const char *freshness, bool suspended)
+			   const char *freshness, bool suspended, int ngroups)
 {
 	char	   *name = quote_qualified_identifier(schema, relname);
 	Oid			nspid = get_namespace_oid(schema, false);
@@ -136,6 +140,9 @@ follow_partial(const char *schema, const char *relname, const char *query,
 		relid = get_relname_relid(relname, nspid);
 		mt = mt_catalog_lookup(relid, false);
 	}
+	/* (one made before its writes were logged is sent whole first: see mt_follow_partials_sql) */
+	if (!mt_partial_log_has(relid))
+		mt_partial_log_register(relid, ngroups);
 	mt_shard_align(mt, name, freshness, suspended);
 	return relid;
 }
@@ -143,10 +150,12 @@ follow_partial(const char *schema, const char *relname, const char *query,
 /*
  * The partial tables' rows combined by group, as the text of a text[] of
  * rows: a group column is grouped by, a count or sum summed, a min or max
- * taken again (kinds: "group", "sum", "min", "max" per column).
+ * taken again (kinds: "group", "sum", "min", "max" per column); those of
+ * the groups keys names (char *[] of the group columns), or all with keys
+ * NIL.  Under mt_portable_text_begin's settings.
  */
 static char *
-combined_rows(List *relids, List *kinds)
+combined_rows(List *relids, List *kinds, List *keys)
 {
 	Relation	rel = relation_open(linitial_oid(relids), AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -156,6 +165,12 @@ combined_rows(List *relids, List *kinds)
 	ListCell   *lc;
 	char	   *result = NULL;
 	int			c = 0;
+	List	   *group_columns = NIL;
+	char	   *where = "";
+	int			nparams = 0;
+	Oid		   *argtypes = NULL;
+	Datum	   *values = NULL;
+	ParamListInfo params;
 
 	initStringInfo(&cols);
 	initStringInfo(&groups);
@@ -176,6 +191,7 @@ combined_rows(List *relids, List *kinds)
 			appendStringInfoString(&cols, ", ");
 		if (strcmp(kind, "group") == 0)
 		{
+			group_columns = lappend(group_columns, pstrdup(NameStr(att->attname)));
 			appendStringInfoString(&cols, col);
 			appendStringInfo(&groups, "%s%s", groups.len ? ", " : " GROUP BY ", col);
 		}
@@ -187,9 +203,16 @@ combined_rows(List *relids, List *kinds)
 		else
 			elog(ERROR, "unknown kind of partial column: %s", kind);
 	}
-	relation_close(rel, AccessShareLock);
 	if (c != list_length(kinds))
 		elog(ERROR, "a partial table has fewer columns than the coordinator's");
+	if (keys != NIL)
+	{
+		List	   *filter = mt_filter_of_keys(group_columns, keys);
+
+		nparams = mt_filter_params(filter, desc, &argtypes, &values, &params);
+		where = psprintf(" WHERE %s", mt_filter_condition(filter, "u", desc, argtypes, 0));
+	}
+	relation_close(rel, AccessShareLock);
 	/* each row says the node it comes from */
 	appendStringInfoString(&cols, ", (SELECT groupid FROM pg_catalog.pg_dist_local_group)");
 	foreach(lc, relids)
@@ -197,9 +220,10 @@ combined_rows(List *relids, List *kinds)
 						 mt_qualified_name(lfirst_oid(lc)));
 
 	SPI_connect();
-	if (SPI_execute(psprintf("SELECT pg_catalog.array_agg(r::pg_catalog.text)::pg_catalog.text"
-							 "  FROM (SELECT %s FROM (%s) u%s) r", cols.data, from.data, groups.data),
-					true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.array_agg(r::pg_catalog.text)::pg_catalog.text"
+									   "  FROM (SELECT %s FROM (%s) u%s%s) r",
+									   cols.data, from.data, where, groups.data),
+							  nparams, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the partial tables");
 	if (SPI_processed == 1)
 	{
@@ -214,54 +238,100 @@ combined_rows(List *relids, List *kinds)
 }
 
 /*
- * What the partial tables are and the last refresh each one had:
- * "<group>:<relid>.<run>;..." with this node's group, a marker that
- * changes whenever their rows may have (a cycle that applied changes, a
- * recompute, a table made again).
+ * Which partial tables this node has: "<group>:<relid>;<relid>..." with
+ * this node's group.  The coordinator's known marker of the same tables,
+ * with "@<batch>" after it, is the last batch of their logged groups it
+ * combined (see continuous/partial_log.c).
  */
 static char *
-change_marker(List *relids)
+tables_marker(List *relids)
 {
-	Datum	   *oids = palloc(sizeof(Datum) * Max(list_length(relids), 1));
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum		values[1];
+	StringInfoData marker;
 	ListCell   *lc;
-	char	   *marker = NULL;
-	int			n = 0;
+	bool		isnull;
+	int32		group;
 
-	foreach(lc, relids)
-		oids[n++] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(oids, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT (SELECT groupid FROM pg_catalog.pg_dist_local_group)::pg_catalog.text"
-							  "       OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||)"
-							  "       pg_catalog.string_agg(t.relid::pg_catalog.text OPERATOR(pg_catalog.||) '.'"
-							  "         OPERATOR(pg_catalog.||) COALESCE("
-							  "           (SELECT r.run_id FROM materialized_table_internal.refresh_run r"
-							  "             WHERE r.relid OPERATOR(pg_catalog.=) t.relid"
-							  "             ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1), 0)::pg_catalog.text,"
-							  "         ';' ORDER BY t.relid)"
-							  "  FROM pg_catalog.unnest($1) t(relid)",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the refreshes of the partial tables");
-	if (SPI_processed == 1)
-	{
-		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		if (v != NULL)
-			marker = strcpy(SPI_palloc(strlen(v) + 1), v);
-	}
+	if (SPI_execute("SELECT groupid FROM pg_catalog.pg_dist_local_group", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read the group of this node");
+	group = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
-	return marker ? marker : "";
+	initStringInfo(&marker);
+	appendStringInfo(&marker, "%d:", group);
+	foreach(lc, relids)
+		appendStringInfo(&marker, "%s%u", foreach_current_index(lc) ? ";" : "", lfirst_oid(lc));
+	return marker.data;
+}
+
+/* The text of a text[] of the keys (char *[] of ngroups), one per row. */
+static char *
+keys_text(List *keys, int ngroups)
+{
+	int			n = list_length(keys) * ngroups;
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	bool	   *nulls = palloc(sizeof(bool) * n);
+	int			dims[2] = {list_length(keys), ngroups};
+	int			lbs[2] = {1, 1};
+	ListCell   *lc;
+	int			k = 0;
+
+	foreach(lc, keys)
+	{
+		char	  **key = lfirst(lc);
+
+		for (int i = 0; i < ngroups; i++, k++)
+		{
+			nulls[k] = (key[i] == NULL);
+			elems[k] = nulls[k] ? (Datum) 0 : CStringGetTextDatum(key[i]);
+		}
+	}
+	return OidOutputFunctionCall(F_ARRAY_OUT,
+								 PointerGetDatum(construct_md_array(elems, nulls, 2, dims, lbs, TEXTOID,
+																	-1, false, TYPALIGN_INT)));
+}
+
+/*
+ * The batch of the partial tables' logged groups that the coordinator
+ * combined last, from its known markers: -1 if it knows none of these
+ * tables (or not their logged groups).
+ */
+static int64
+acknowledged_batch(ArrayType *known_array, const char *marker)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	size_t		len = strlen(marker);
+
+	deconstruct_array(known_array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *known = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		char	   *end;
+		int64		batch;
+
+		if (known == NULL || strncmp(known, marker, len) != 0 || known[len] != '@')
+			continue;
+		errno = 0;
+		batch = strtoi64(known + len + 1, &end, 10);
+		if (errno == 0 && *end == '\0' && batch >= 0)
+			return batch;
+	}
+	return -1;
 }
 
 /*
  * follow_partials(id bigint, schema name, source regclass, owner name,
  *				   definition text, kinds text[], freshness text,
  *				   suspended bool, known text[]) -> text
- *		Three lines: "<tables followed> <epoch fresh as of>"; this node's
- *		change marker; the combined rows, or "=" when the marker is among
- *		known (the coordinator has combined these rows already).  An empty
+ *		Lines: "<tables followed> <epoch fresh as of>"; this node's marker
+ *		(its tables, "@<batch>" of their logged groups); then the combined
+ *		rows of all groups, or "=" when the coordinator has combined them
+ *		all already (known has this marker with the newest batch), or
+ *		"+<the changed groups' keys, a text[][] of the group columns>" and
+ *		on the next line the combined rows of those of them that have
+ *		rows.  Values are in mt_portable_text_begin's form.  An empty
  *		definition drops them all.
  */
 Datum
@@ -277,7 +347,6 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 	bool		suspended = PG_GETARG_BOOL(7);
 	ArrayType  *known_array = PG_GETARG_ARRAYTYPE_P(8);
 	char	   *marker = "";
-	bool		known = false;
 	List	   *kinds = NIL;
 	List	   *shards = NIL;
 	List	   *relids = NIL;
@@ -290,6 +359,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 	int			save_sec;
 	int			save_nestlevel;
 	char	   *rows = "{}";
+	int			ngroups = 0;
 	Datum		as_of = (Datum) 0;
 	bool		as_of_null = true;
 	StringInfoData result;
@@ -297,7 +367,10 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 	deconstruct_array(kinds_array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &nelems);
 	for (int i = 0; i < nelems; i++)
 		if (!elem_nulls[i])
+		{
 			kinds = lappend(kinds, makeString(TextDatumGetCString(elems[i])));
+			ngroups += (strcmp(strVal(llast(kinds)), "group") == 0);
+		}
 
 	/* the shards are this node's own tables to this call */
 	nestlevel = mt_citus_local_shard_access();
@@ -325,20 +398,39 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 		relids = lappend_oid(relids,
 							 follow_partial(schema, partial_relname(id, s->index),
 											mt_shard_query(definition, s->index),
-											freshness, suspended));
+											freshness, suspended, ngroups));
 	}
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	if (relids != NIL)
 	{
-		/* (read before the rows: a cycle in between only makes the next pass read them again) */
-		marker = change_marker(relids);
-		deconstruct_array(known_array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &nelems);
-		for (int i = 0; i < nelems && !known; i++)
-			known = !elem_nulls[i] && strcmp(TextDatumGetCString(elems[i]), marker) == 0;
-		mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
-		rows = known ? "=" : combined_rows(relids, kinds);
-		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		char	   *tables = tables_marker(relids);
+		int64		acked = acknowledged_batch(known_array, tables);
+		List	   *keys = NIL;
+		int64		newest;
+		int			portable;
+
+		/*
+		 * The log is taken before the rows are read: a write committed in
+		 * between is in the rows and in the next call's groups, sent twice
+		 * and never missed
+		 */
+		newest = mt_partial_log_take(relids, acked, &keys);
 		as_of = mt_shards_fresh_as_of(relids, &as_of_null);
+		/* until each has had its first refresh, all rows again at every call */
+		if (as_of_null)
+			acked = newest = -1;
+		marker = psprintf("%s@" INT64_FORMAT, tables, newest);
+		mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+		portable = mt_portable_text_begin();
+		if (acked >= 0 && keys == NIL)
+			rows = "=";
+		else if (acked >= 0 && linitial(keys) != NULL)
+			rows = psprintf("+%s\n%s", keys_text(keys, ngroups),
+							combined_rows(relids, kinds, keys));
+		else
+			rows = combined_rows(relids, kinds, NIL);
+		mt_unpin_search_path(portable);
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	}
 	AtEOXact_GUC(true, nestlevel);
 

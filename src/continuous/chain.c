@@ -68,8 +68,7 @@ typedef struct KeyRow
 	Datum		keys;			/* text[] */
 } KeyRow;
 
-/* MtChainFeed, the refresh engine's MtRowFeed */
-struct MtRowFeed
+struct MtChainFeed
 {
 	Oid			relid;
 	TupleDesc	desc;

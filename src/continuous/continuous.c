@@ -46,6 +46,7 @@
 #include "mt/continuous/kept_rows.h"
 #include "mt/bgw/launcher.h"
 #include "mt/materialized_table.h"
+#include "mt/continuous/partial_log.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
 #include "mt/refresh/partials.h"
@@ -195,56 +196,6 @@ grant_identity_wanted(MtAnalysis *a)
 	return any;
 }
 
-/* Has the table an index whose first column is this one? */
-static bool
-index_starts_with(Oid relid, AttrNumber first)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-	bool		covered = false;
-
-	table_close(rel, AccessShareLock);
-	foreach(lc, indexes)
-	{
-		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-
-		if (!HeapTupleIsValid(tup))
-			continue;
-		if (((Form_pg_index) GETSTRUCT(tup))->indnkeyatts > 0 &&
-			((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == first)
-			covered = true;
-		ReleaseSysCache(tup);
-	}
-	return covered;
-}
-
-/* An index on these columns (char *) of the table, unless one starts with the first. */
-static void
-ensure_index_on(MtTable *mt, List *keys)
-{
-	StringInfoData cols;
-	ListCell   *lc;
-	AttrNumber	first = get_attnum(mt->relid, linitial(keys));
-
-	if (first == InvalidAttrNumber || index_starts_with(mt->relid, first))
-		return;
-	initStringInfo(&cols);
-	foreach(lc, keys)
-	{
-		if (get_attnum(mt->relid, lfirst(lc)) == InvalidAttrNumber)
-			return;				/* not a column of the table as it is */
-		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
-	}
-	MT_INTERNAL_BEGIN();
-	SPI_connect();
-	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(mt->relid), cols.data),
-				SPI_OK_UTILITY);
-	SPI_finish();
-	MT_INTERNAL_END();
-	CommandCounterIncrement();
-}
-
 /*
  * An incremental table's rows are read and replaced by the values of its
  * key columns every cycle: give it an index on them (as TimescaleDB does
@@ -259,7 +210,7 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 	ListCell   *lc;
 
 	if (a->strategy == MT_STRATEGY_DELTAS && a->group_outputs != NIL)
-		ensure_index_on(mt, a->group_outputs);
+		mt_ensure_index_on(mt->relid, a->group_outputs);
 	/* (the rows of a TopK by keys are replaced by their keys in its state) */
 	if (a->strategy != MT_STRATEGY_KEYS || a->rows_kept)
 		return;
@@ -273,7 +224,7 @@ ensure_key_index(MtTable *mt, MtAnalysis *a)
 			continue;
 		foreach(lk, use->key_columns)
 			keys = lappend(keys, strVal(lfirst(lk)));
-		ensure_index_on(mt, keys);
+		mt_ensure_index_on(mt->relid, keys);
 	}
 }
 
@@ -357,16 +308,77 @@ mt_continuous_table_rewritten(Oid relid)
 
 /*
  * What the refresh engine tells of the rows it writes: CONTINUOUS tables
- * downstream are fed them (continuous/chain.c), and a DELTAS table
- * rewritten from its query is recomputed.
+ * downstream are fed them (continuous/chain.c), the groups written into a
+ * node's table of partial aggregates are logged for the coordinator
+ * (continuous/partial_log.c), and a DELTAS table rewritten from its query
+ * is recomputed.
  */
+struct MtRowFeed
+{
+	MtChainFeed *chain;
+	MtPartialFeed *partial;
+};
+
+static bool
+observer_has_readers(Oid relid)
+{
+	return mt_chain_has_downstream(relid) || mt_partial_log_has(relid);
+}
+
+static MtRowFeed *
+observer_begin(MtTable *mt, TupleDesc desc)
+{
+	MtChainFeed *chain = mt_chain_begin(mt, desc);
+	MtPartialFeed *partial = mt_partial_log_begin(mt, desc);
+	MtRowFeed  *feed;
+
+	if (chain == NULL && partial == NULL)
+		return NULL;
+	feed = palloc(sizeof(MtRowFeed));
+	feed->chain = chain;
+	feed->partial = partial;
+	return feed;
+}
+
+static void
+observer_row(MtRowFeed *feed, HeapTuple tuple, int sign)
+{
+	if (feed->chain)
+		mt_chain_row(feed->chain, tuple, sign);
+	if (feed->partial)
+		mt_partial_log_row(feed->partial, tuple);
+}
+
+static void
+observer_everything(MtRowFeed *feed)
+{
+	if (feed->chain)
+		mt_chain_everything(feed->chain);
+	if (feed->partial)
+		mt_partial_log_everything(feed->partial);
+}
+
+static void
+observer_finish(MtRowFeed *feed)
+{
+	mt_chain_finish(feed->chain);
+	mt_partial_log_finish(feed->partial);
+}
+
+static void
+observer_rewritten(Oid relid)
+{
+	mt_continuous_table_rewritten(relid);
+	mt_partial_log_rewritten(relid);
+}
+
 static const MtRowObserver continuous_observer = {
-	.has_readers = mt_chain_has_downstream,
-	.begin = mt_chain_begin,
-	.row = mt_chain_row,
-	.everything = mt_chain_everything,
-	.finish = mt_chain_finish,
-	.rewritten = mt_continuous_table_rewritten,
+	.has_readers = observer_has_readers,
+	.begin = observer_begin,
+	.row = observer_row,
+	.everything = observer_everything,
+	.finish = observer_finish,
+	.rewritten = observer_rewritten,
 };
 
 /*

@@ -11,10 +11,13 @@
  * partial aggregates per group (count, sum, min, max; avg as a sum and a
  * count), kept by that node's worker from that node's slot, incrementally
  * wherever the node can (commands/shard_partials.c).  Twice a second the
- * coordinator's worker asks every node for its partial rows combined by
- * group (mt_partials_follow), combines those of all nodes in a hidden
- * table here, and rewrites the table's rows that differ from the query
- * over it (a hidden view): a cycle costs the groups, not the sources.
+ * coordinator's worker asks every node for the partial rows, combined by
+ * group, of the groups that changed there since its last pass
+ * (mt_partials_follow; the node logs them, continuous/partial_log.c),
+ * puts them in a hidden table here in place of that node's rows of those
+ * groups (refresh/partial_rows.c), and rewrites the table's rows of those
+ * groups from the query over it (a hidden view): a pass costs the groups
+ * that changed, not the sources nor all the groups.
  *
  * This is right when each shard's partial rows come from its own shards
  * alone: the sources are co-located distributed tables and reference
@@ -30,11 +33,13 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -58,6 +63,7 @@
 #include "mt/catalog/hidden_objects.h"
 #include "mt/catalog/history.h"
 #include "mt/catalog/marker.h"
+#include "mt/refresh/partial_rows.h"
 #include "mt/refresh/partials.h"
 #include "mt/refresh/refresh.h"
 #include "mt/utils/citus.h"
@@ -562,12 +568,6 @@ final_sql(PartialPlan *plan, Query *q, const char *staging)
 	return mt_query_text(c);
 }
 
-static char *
-staging_name(Oid relid, const char *prefix)
-{
-	return quote_qualified_identifier(MT_INTERNAL_SCHEMA,
-									  mt_hidden_name(prefix, mt_catalog_id(relid)));
-}
 
 static void
 refuse(Oid relid, const char *why)
@@ -579,6 +579,20 @@ refuse(Oid relid, const char *why)
 			 errdetail("The changes of shards are decoded on the nodes that hold them, so such a table is kept from partial aggregates of each shard, combined here. %s",
 					   why),
 			 errhint("Distribute the materialized table by its sources' distribution column (DISTRIBUTED BY HASH), or use REFRESH_MODE = FULL.")));
+}
+
+static List *group_columns(MtTable *mt, Query *q, PartialPlan *plan);
+
+/* Can the group expressions be indexed (a btree opclass for each)? */
+static bool
+indexable(List *groups)
+{
+	ListCell   *lc;
+
+	foreach(lc, groups)
+		if (!OidIsValid(GetDefaultOpClass(exprType(lfirst(lc)), BTREE_AM_OID)))
+			return false;
+	return groups != NIL;
 }
 
 bool
@@ -593,8 +607,8 @@ mt_partials_prepare(MtTable *mt)
 {
 	Query	   *q = mt_view_query(mt->query_view);
 	PartialPlan *plan = plan_partials(q, mt->query_view);
-	char	   *staging = staging_name(mt->relid, "partials_");
-	char	   *combined = staging_name(mt->relid, "combined_");
+	char	   *staging = mt_partials_hidden_name(mt->relid, "partials_");
+	char	   *combined = mt_partials_hidden_name(mt->relid, "combined_");
 	char	   *problem;
 	char	   *final;
 	int			nestlevel;
@@ -603,6 +617,7 @@ mt_partials_prepare(MtTable *mt)
 	MtSavedUser saved;
 	ObjectAddress table;
 	ObjectAddress part;
+	List	   *columns;
 
 	if (plan->partial == NULL)
 		refuse(mt->relid, plan->why);
@@ -620,6 +635,10 @@ mt_partials_prepare(MtTable *mt)
 	/* rewritten at every pass: not worth the WAL */
 	mt_spi_exec(psprintf("CREATE UNLOGGED TABLE %s (%s)", staging, cols.data), SPI_OK_UTILITY);
 	CommandCounterIncrement();
+	/* a pass replaces the rows of the groups that changed: found by them */
+	if (indexable(plan->groups))
+		mt_ensure_index_on(mt_hidden_relid("partials_", mt->relid),
+						   mt_partials_staging_groups(list_length(plan->groups)));
 	final = final_sql(plan, q, staging);
 	if (final == NULL)
 	{
@@ -645,6 +664,11 @@ mt_partials_prepare(MtTable *mt)
 	recordDependencyOn(&part, &table, DEPENDENCY_INTERNAL);
 	mt_grant_hidden_object(mt->relid, part.objectId, false);
 	CommandCounterIncrement();
+
+	/* ... and so are the table's rows */
+	columns = group_columns(mt, q, plan);
+	if (columns != NIL && indexable(plan->groups))
+		mt_ensure_index_on(mt->relid, columns);
 
 	return psprintf("partial aggregates of each shard of %s are kept on its worker node, from that node's slot, "
 					"and combined here by group twice a second",
@@ -682,68 +706,39 @@ follow_command(MtTable *mt, PartialPlan *plan, bool drop, List *known)
 					quote_literal_cstr(psprintf("{%s}", markers.data)));
 }
 
-/* a node's answer: its change marker, and its rows unless they are known */
-typedef struct NodeRows
-{
-	int			group;			/* its group id */
-	char	   *marker;
-	char	   *rows;			/* NULL: as combined last time */
-} NodeRows;
 
 /*
- * The rows the nodes sent, in the hidden table in place of their last
- * ones (each row says its node's group); those of nodes that hold no
- * shard now go.  Returns whether anything changed.
+ * The table's columns that show the query's group expressions (NIL if one
+ * is not shown as it is): the changed groups' rows are found by them.
  */
-static bool
-stage_rows(Oid relid, List *nodes)
+static List *
+group_columns(MtTable *mt, Query *q, PartialPlan *plan)
 {
-	char	   *staging = staging_name(relid, "partials_");
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum	   *groups = palloc(sizeof(Datum) * (list_length(nodes) + 1));
-	Oid			arraytype = INT4ARRAYOID;
-	Datum		groups_array;
-	ListCell   *lc;
-	Oid			save_userid;
-	int			save_sec;
-	int			save_nestlevel;
-	bool		changed = false;
-	int			n = 0;
+	List	   *columns = NIL;
+	ListCell   *lg;
 
-	foreach(lc, nodes)
-		groups[n++] = Int32GetDatum(((NodeRows *) lfirst(lc))->group);
-	groups_array = PointerGetDatum(construct_array(groups, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
-	/* as the owner: the rows' input runs the checks of its domains */
-	mt_run_as_owner_begin(mt_table_owner(relid), &save_userid, &save_sec, &save_nestlevel);
-	SPI_connect();
-	MT_INTERNAL_BEGIN();
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.<>) ALL ($1)", staging),
-							  1, &arraytype, &groups_array, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
-	changed = SPI_processed > 0;
-	foreach(lc, nodes)
+	foreach(lg, plan->groups)
 	{
-		NodeRows   *node = lfirst(lc);
-		Datum		values[2] = {CStringGetTextDatum(node->rows ? node->rows : "{}"),
-		Int32GetDatum(node->group)};
+		ListCell   *lc;
+		char	   *name = NULL;
 
-		if (node->rows == NULL)
-			continue;
-		changed = true;
-		if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.=) $2", staging),
-								  2, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
-			SPI_execute_with_args(psprintf("INSERT INTO %s SELECT (s.r).* FROM"
-										   " (SELECT u.t::%s AS r FROM pg_catalog.unnest($1::pg_catalog.text[]) u(t)"
-										   "  OFFSET 0) s", staging, staging),
-								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
+		foreach(lc, q->targetList)
+		{
+			TargetEntry *tle = lfirst(lc);
+
+			if (!tle->resjunk && tle->resname && equal(tle->expr, lfirst(lg)))
+			{
+				name = tle->resname;
+				break;
+			}
+		}
+		if (name == NULL || get_attnum(mt->relid, name) == InvalidAttrNumber)
+			return NIL;
+		columns = lappend(columns, name);
 	}
-	MT_INTERNAL_END();
-	SPI_finish();
-	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
-	CommandCounterIncrement();
-	return changed;
+	return columns;
 }
+
 
 /*
  * mt_partials_follow
@@ -765,6 +760,8 @@ mt_partials_follow(MtTable *mt, List **known)
 	ListCell   *lc;
 	int			shard_count = 0;
 	int			followed = 0;
+	Query	   *query;
+	StagedChange change;
 	TimestampTz as_of = 0;
 	TimestampTz started = GetCurrentTimestamp();
 	Oid			combined;
@@ -778,7 +775,8 @@ mt_partials_follow(MtTable *mt, List **known)
 	mt = mt_catalog_lookup(mt->relid, true);
 	if (mt == NULL || !mt_partials_on_nodes(mt))
 		return NULL;
-	plan = plan_partials(mt_view_query(mt->query_view), mt->query_view);
+	query = mt_view_query(mt->query_view);
+	plan = plan_partials(query, mt->query_view);
 	if (plan->partial == NULL)
 		return (char *) plan->why;
 	combined = mt_hidden_relid("combined_", mt->relid);
@@ -807,6 +805,14 @@ mt_partials_follow(MtTable *mt, List **known)
 			node->marker = marker + 1;
 			node->group = atoi(node->marker);
 			node->rows = strcmp(rows + 1, "=") == 0 ? NULL : rows + 1;
+			if (node->rows && node->rows[0] == '+')
+			{
+				node->keys = node->rows + 1;
+				node->rows = strchr(node->keys, '\n');
+				if (node->rows == NULL)
+					return psprintf("a node answered \"%s\"", answer);
+				*node->rows++ = '\0';
+			}
 			nodes = lappend(nodes, node);
 			markers = lappend(markers, node->marker);
 		}
@@ -822,17 +828,26 @@ mt_partials_follow(MtTable *mt, List **known)
 	 * nothing changed on any node: nothing to combine; else a run of the
 	 * table's history, its rows rewritten from the kept partials
 	 */
-	if (stage_rows(mt->relid, nodes))
+	change = mt_partials_stage_rows(mt->relid, nodes, list_length(plan->groups));
+	if (change.changed)
 	{
 		MtRefreshRequest req = {0};
 		MtHistoryRun *run = mt_history_start(mt->relid, mt_trigger_name(MT_TRIGGER_CONTINUOUS),
 											 NULL, started, false);
 		MtRefreshCounts counts;
+		List	   *columns = group_columns(mt, query, plan);
 
 		req.relid = mt->relid;
 		req.source_view = combined;
+		/* the rows of the changed groups, found by the columns that show them */
+		if (!change.all && columns != NIL && change.keys != NIL)
+		{
+			req.filter = mt_partials_table_filter(mt->relid, columns, change.keys);
+			req.by_key = true;
+		}
 		counts = mt_refresh_rows(&req);
-		mt_history_succeeded(run, counts.inserted + counts.deleted, "DELTAS");
+		/* DELTAS: the changed groups combined again; FULL: all of them */
+		mt_history_succeeded(run, counts.inserted + counts.deleted, req.filter ? "DELTAS" : "FULL");
 	}
 	if (as_of > mt->last_refresh_time)
 		mt_catalog_set_last_refresh(mt->relid, as_of);

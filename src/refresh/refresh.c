@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "nodes/params.h"
 #include "optimizer/optimizer.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -423,6 +424,65 @@ mt_filter_from_spec(List *spec)
 		family->columns = lappend(family->columns, col);
 	}
 	return list_make1(family);
+}
+
+/*
+ * mt_filter_of_keys
+ *		Rows of values of the columns (char *names; each key a char *[]
+ *		with NULL for NULL) as a filter.  With several columns, the keys
+ *		are matched row by row: matching each column's values alone would
+ *		take in every combination of them.  Row matching has no NULLs: a
+ *		family per pattern of NULL columns, those matched by IS NULL.
+ */
+List *
+mt_filter_of_keys(List *columns, List *keys)
+{
+	List	   *filter = NIL;
+	List	   *patterns = NIL; /* int: the non-NULL columns of each family */
+	int			ncols = list_length(columns);
+	ListCell   *lk;
+
+	Assert(ncols <= 31);
+	foreach(lk, keys)
+	{
+		char	  **key = lfirst(lk);
+		MtFilterFamily *family = NULL;
+		int			pattern = 0;
+		ListCell   *lp;
+
+		for (int i = 0; i < ncols; i++)
+			if (key[i] != NULL)
+				pattern |= 1 << i;
+		foreach(lp, patterns)
+			if (lfirst_int(lp) == pattern)
+				family = list_nth(filter, foreach_current_index(lp));
+		if (family == NULL)
+		{
+			ListCell   *lc;
+
+			family = palloc0(sizeof(MtFilterFamily));
+			family->rowwise = pg_popcount32(pattern) > 1;
+			foreach(lc, columns)
+			{
+				MtFilterColumn *col = palloc0(sizeof(MtFilterColumn));
+
+				col->name = lfirst(lc);
+				family->columns = lappend(family->columns, col);
+			}
+			filter = lappend(filter, family);
+			patterns = lappend_int(patterns, pattern);
+		}
+		for (int i = 0; i < ncols; i++)
+		{
+			MtFilterColumn *col = list_nth(family->columns, i);
+
+			if (key[i] == NULL)
+				col->has_null = true;
+			else
+				col->values = lappend(col->values, key[i]);
+		}
+	}
+	return filter;
 }
 
 /* no more families than this are read one by one (mt_filter_select) */

@@ -190,6 +190,35 @@ mt_unpin_search_path(int nestlevel)
 }
 
 /*
+ * mt_portable_text_begin
+ *		The settings under which values are written as text for another
+ *		session, perhaps on another node, to read back (end it with
+ *		mt_unpin_search_path): dates, times and intervals in ISO form and
+ *		UTC, floats exact, bytea in hex, money in the C locale.  Each
+ *		session's own settings could make a date ambiguous, cut a float's
+ *		digits or shift a time by its zone.  Only values are read or
+ *		written under them, never a user's query.
+ */
+int
+mt_portable_text_begin(void)
+{
+	static const char *const settings[][2] = {
+		{"DateStyle", "ISO, YMD"},
+		{"IntervalStyle", "postgres"},
+		{"TimeZone", "UTC"},
+		{"extra_float_digits", "3"},
+		{"bytea_output", "hex"},
+		{"lc_monetary", "C"},
+	};
+	int			nestlevel = NewGUCNestLevel();
+
+	for (int i = 0; i < lengthof(settings); i++)
+		(void) set_config_option(settings[i][0], settings[i][1], PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+/*
  * mt_pin_session_search_path
  *		A background process of the extension runs its own SQL with
  *		search_path = pg_catalog, pg_temp for its whole life, whatever

@@ -16,14 +16,17 @@
 #include "commands/comment.h"
 #include "executor/spi.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "mt/utils/relations.h"
+#include "mt/utils/subxact.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
 
@@ -153,4 +156,58 @@ mt_view_query(Oid view)
 
 	relation_close(rel, AccessShareLock);
 	return q;
+}
+
+/* Has the table an index whose first column is this one? */
+static bool
+index_starts_with(Oid relid, AttrNumber first)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		covered = false;
+
+	table_close(rel, AccessShareLock);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		if (((Form_pg_index) GETSTRUCT(tup))->indnkeyatts > 0 &&
+			((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == first)
+			covered = true;
+		ReleaseSysCache(tup);
+	}
+	return covered;
+}
+
+/*
+ * mt_ensure_index_on
+ *		An index on these columns (char *) of the table, unless one starts
+ *		with the first, or one of them is not a column of it.
+ */
+void
+mt_ensure_index_on(Oid relid, List *keys)
+{
+	StringInfoData cols;
+	ListCell   *lc;
+	AttrNumber	first = get_attnum(relid, linitial(keys));
+
+	if (first == InvalidAttrNumber || index_starts_with(relid, first))
+		return;
+	initStringInfo(&cols);
+	foreach(lc, keys)
+	{
+		if (get_attnum(relid, lfirst(lc)) == InvalidAttrNumber)
+			return;				/* not a column of the table as it is */
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
+	}
+	MT_INTERNAL_BEGIN();
+	SPI_connect();
+	mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", mt_qualified_name(relid), cols.data),
+				SPI_OK_UTILITY);
+	SPI_finish();
+	MT_INTERNAL_END();
+	CommandCounterIncrement();
 }

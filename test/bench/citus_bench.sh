@@ -235,6 +235,11 @@ c_combine=$(citus -At -c "SELECT coalesce(sum(extract(epoch FROM finished_at - s
                            WHERE table_name = 'live_region_day'::regclass AND trigger = 'CONTINUOUS'
                              AND started_at >= '$since'")
 c_region_day=$(awk -v a="$c_partials" -v b="$c_combine" 'BEGIN {printf "%.1f", a + b}')
+# how those passes combined: the changed groups (DELTAS) or all (FULL)
+p_combine=$(citus -At -c "SELECT coalesce(string_agg(strategy || ' ' || n, ', ' ORDER BY strategy), 'none')
+                            FROM (SELECT strategy, count(*) AS n FROM materialized_table.refresh_history
+                                   WHERE table_name = 'live_region_day'::regclass AND trigger = 'CONTINUOUS'
+                                     AND started_at >= '$since' GROUP BY strategy) s")
 r_totals=$(timed citus 'REFRESH MATERIALIZED VIEW totals_rmv')
 r_joined=$(timed citus 'REFRESH MATERIALIZED VIEW live_joined_rmv')
 r_region_day=$(timed citus 'REFRESH MATERIALIZED VIEW joined_rmv')
@@ -243,6 +248,6 @@ printf '%-16s %18s %22s %8s\n' table "workers' cycles ms" "RMV on coordinator ms
 printf '%-16s %18s %22.1f %8s\n' live_totals "$c_totals" "$r_totals" "$(ratio "$r_totals" "$c_totals")"
 printf '%-16s %18s %22.1f %8s\n' live_joined "$c_joined" "$r_joined" "$(ratio "$r_joined" "$c_joined")"
 printf '%-16s %18s %22.1f %8s\n' live_region_day "$c_region_day" "$r_region_day" "$(ratio "$r_region_day" "$c_region_day")"
-echo "live_region_day: the workers' cycles $c_partials ms, the coordinator's combining passes $c_combine ms"
+echo "live_region_day: the workers' cycles $c_partials ms, the coordinator's combining passes $c_combine ms ($p_combine)"
 echo "writers: $tps_without tps without the tables, $tps_with with them: $(ratio "$tps_with" "$tps_without")"
 echo "every CONTINUOUS table equal to its query: yes"

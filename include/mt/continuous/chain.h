@@ -16,10 +16,11 @@
 #include "mt/refresh/observer.h"
 
 /*
- * The feed of one write is the refresh engine's MtRowFeed: these functions
- * are the observer of its writes (mt_continuous_init registers them).
+ * What one write of an upstream table hands downstream; these functions
+ * are part of the observer of the refresh engine's writes
+ * (mt_continuous_init registers it).
  */
-typedef MtRowFeed MtChainFeed;
+typedef struct MtChainFeed MtChainFeed;
 
 extern List *mt_chain_readers(Oid relid);
 extern bool mt_chain_has_downstream(Oid relid);

@@ -96,6 +96,7 @@ extern void mt_refresh_stamp_column(Oid relid, const char *column, Oid typid, in
 extern Form_pg_attribute mt_find_attribute(TupleDesc desc, const char *name);
 
 extern List *mt_filter_from_spec(List *spec);
+extern List *mt_filter_of_keys(List *columns, List *keys);
 extern List *mt_filter_values_once(MtFilterColumn *col);
 extern int	mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum **values,
 							 ParamListInfo *params);

@@ -67,6 +67,8 @@ extern void mt_run_as_owner_end(Oid save_userid, int save_sec, int save_nestleve
 /* search_path = pg_catalog, pg_temp for the extension's own SQL */
 extern int	mt_pin_search_path(void);
 extern void mt_unpin_search_path(int nestlevel);
+/* values as text that another node reads back the same (mt_unpin_search_path ends it) */
+extern int	mt_portable_text_begin(void);
 /* the same for the whole life of a background process */
 extern void mt_pin_session_search_path(void);
 

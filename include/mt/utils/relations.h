@@ -25,5 +25,7 @@ extern void mt_set_replica_identity_full(Oid relid);
 extern void mt_comment_on(Oid relid, AttrNumber attnum, const char *comment);
 /* a copy of a view's query */
 extern Query *mt_view_query(Oid view);
+/* an index on the columns (char *), unless one starts with the first */
+extern void mt_ensure_index_on(Oid relid, List *columns);
 
 #endif							/* MT_UTILS_RELATIONS_H */
