@@ -14,7 +14,9 @@ EXTVERSION = 1.4
 DATA_built = materialized_table--$(EXTVERSION).sql
 DATA = $(wildcard extension/versions/*.sql)
 
-PG_CPPFLAGS = -I$(srcdir)/include
+PG_CPPFLAGS = -I$(srcdir)/include -I$(libpq_srcdir)
+# the worker keeps its connections to a Citus cluster's nodes (src/utils/node_connections.c)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 # on any cluster configured as the README says: the database named by

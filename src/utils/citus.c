@@ -222,61 +222,6 @@ mt_citus_is_shard(Oid relid)
 }
 
 /*
- * mt_citus_on_all_nodes
- *		Run command on every node (run_command_on_all_nodes) as the
- *		extension's owner: the functions the extension calls on the nodes
- *		are that role's alone.  The nodes' answers (char *, NULL for a
- *		failure), in the order of their node ids, and for the first failure
- *		*problem, naming the node.  A node that does not answer holds the
- *		caller up for MT_NODE_CONNECT_TIMEOUT_MS at most.
- */
-List *
-mt_citus_on_all_nodes(const char *command, char **problem)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(command)};
-	MemoryContext caller = CurrentMemoryContext;
-	int			nestlevel = NewGUCNestLevel();
-	MtSavedUser saved;
-	List	   *answers = NIL;
-	uint64		i;
-
-	*problem = NULL;
-	(void) set_config_option("citus.node_connection_timeout", MT_NODE_CONNECT_TIMEOUT_MS,
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	mt_as_extension_owner_begin(&saved);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport, r.success, r.result"
-							  "  FROM pg_catalog.run_command_on_all_nodes($1) r"
-							  "  JOIN pg_catalog.pg_dist_node n USING (nodeid)"
-							  " ORDER BY r.nodeid",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not reach the nodes of the cluster");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *node = SPI_getvalue(SPI_tuptable->vals[i], desc, 1);
-		char	   *ok = SPI_getvalue(SPI_tuptable->vals[i], desc, 2);
-		char	   *result = SPI_getvalue(SPI_tuptable->vals[i], desc, 3);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		if (ok == NULL || strcmp(ok, "t") != 0 || result == NULL)
-		{
-			if (*problem == NULL)
-				*problem = psprintf("node %s: %s", node, result ? result : "no answer");
-			answers = lappend(answers, NULL);
-		}
-		else
-			answers = lappend(answers, pstrdup(result));
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-	mt_as_extension_owner_end(&saved);
-	AtEOXact_GUC(true, nestlevel);
-	return answers;
-}
-
-/*
  * mt_citus_count_as_of
  *		Read a node's answer "<count> [<epoch>]" (the epoch of the time its
  *		tables are fresh as of, when it has any): *count, and *as_of moved
