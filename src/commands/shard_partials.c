@@ -26,6 +26,7 @@
 #include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "optimizer/plancat.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -322,6 +323,32 @@ acknowledged_batch(ArrayType *known_array, const char *marker)
 }
 
 /*
+ * About how many groups the partial tables hold at least: their rows, as
+ * the planner estimates them, over the number of tables (a group may be
+ * in every shard).  A change of more groups than a third of that is sent
+ * whole, which costs less per group than finding each.
+ */
+static double
+estimated_groups(List *relids)
+{
+	ListCell   *lc;
+	double		total = 0;
+
+	foreach(lc, relids)
+	{
+		Relation	rel = relation_open(lfirst_oid(lc), AccessShareLock);
+		BlockNumber pages;
+		double		tuples;
+		double		allvisfrac;
+
+		estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+		total += tuples;
+		relation_close(rel, AccessShareLock);
+	}
+	return total / Max(list_length(relids), 1);
+}
+
+/*
  * follow_partials(id bigint, schema name, source regclass, owner name,
  *				   definition text, kinds text[], freshness text,
  *				   suspended bool, known text[]) -> text
@@ -331,7 +358,7 @@ acknowledged_batch(ArrayType *known_array, const char *marker)
  *		all already (known has this marker with the newest batch), or
  *		"+<the changed groups' keys, a text[][] of the group columns>" and
  *		on the next line the combined rows of those of them that have
- *		rows.  Values are in mt_portable_text_begin's form.  An empty
+ *		rows (when they are fewer than a third of the groups).  Values are in mt_portable_text_begin's form.  An empty
  *		definition drops them all.
  */
 Datum
@@ -424,7 +451,8 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 		portable = mt_portable_text_begin();
 		if (acked >= 0 && keys == NIL)
 			rows = "=";
-		else if (acked >= 0 && linitial(keys) != NULL)
+		else if (acked >= 0 && linitial(keys) != NULL &&
+				 list_length(keys) * 3.0 <= estimated_groups(relids))
 			rows = psprintf("+%s\n%s", keys_text(keys, ngroups),
 							combined_rows(relids, kinds, keys));
 		else
