@@ -102,13 +102,16 @@ AS 'MODULE_PATHNAME', 'mt_follow_partials_sql';
 REVOKE ALL ON FUNCTION materialized_table_internal.follow_partials(bigint, name, pg_catalog.regclass, name, text, text[], text, boolean, text[]) FROM PUBLIC;
 
 -- A node of a Citus cluster: its materialized tables of partial aggregates
--- (follow_partials), whose first ngroups columns are the group's; each
+-- (follow_partials), of the coordinator's table table_id, whose first
+-- ngroups columns are the group's (one of a table the coordinator no longer
+-- has is dropped at the next call for another); each
 -- write of one logs the groups it wrote (key: those columns as text, NULL
 -- for all of them).  A call of the coordinator takes the rows logged since
 -- into a new batch and sends it the rows of the groups of every batch past
 -- the last it acknowledged, which goes at the next call.
 CREATE TABLE materialized_table_internal.partial_table (
     relid oid NOT NULL,
+    table_id bigint NOT NULL,
     ngroups integer NOT NULL,
     CONSTRAINT partial_table_pkey PRIMARY KEY (relid)
 );

@@ -116,7 +116,7 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
  * columns may be others.
  */
 static Oid
-follow_partial(const char *schema, const char *relname, const char *query,
+follow_partial(int64 id, const char *schema, const char *relname, const char *query,
 			   const char *freshness, bool suspended, int ngroups)
 {
 	char	   *name = quote_qualified_identifier(schema, relname);
@@ -143,7 +143,7 @@ follow_partial(const char *schema, const char *relname, const char *query,
 	}
 	/* (one made before its writes were logged is sent whole first: see mt_follow_partials_sql) */
 	if (!mt_partial_log_has(relid))
-		mt_partial_log_register(relid, ngroups);
+		mt_partial_log_register(relid, id, ngroups);
 	mt_shard_align(mt, name, freshness, suspended);
 	return relid;
 }
@@ -293,6 +293,56 @@ keys_text(List *keys, int ngroups)
 }
 
 /*
+ * Drop the partial tables of coordinator's tables that known does not
+ * list as live ("live:<id>;<id>..."): tables dropped while this node did
+ * not answer.  Nothing without such a list.
+ */
+static void
+drop_orphans(ArrayType *known_array)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	List	   *live = NIL;
+	bool		listed = false;
+	ListCell   *lc;
+
+	deconstruct_array(known_array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	for (int i = 0; i < nelems && !listed; i++)
+	{
+		char	   *known = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		char	   *p;
+
+		if (known == NULL || strncmp(known, "live:", 5) != 0)
+			continue;
+		listed = true;
+		for (p = known + 5; *p;)
+		{
+			int64	   *id = palloc(sizeof(int64));
+			char	   *end;
+
+			errno = 0;
+			*id = strtoi64(p, &end, 10);
+			if (errno != 0 || end == p || (*end != ';' && *end != '\0'))
+				return;			/* not a list of ours: nothing is dropped */
+			live = lappend(live, id);
+			p = (*end == ';') ? end + 1 : end;
+		}
+	}
+	if (!listed || live == NIL)
+		return;
+	foreach(lc, mt_partial_log_orphans(live))
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (mt_is_materialized_table(relid))
+			mt_shard_execute(psprintf("DROP MATERIALIZED TABLE %s", mt_qualified_name(relid)));
+		else
+			mt_partial_log_forget(relid);
+	}
+}
+
+/*
  * The batch of the partial tables' logged groups that the coordinator
  * combined last, from its known markers: -1 if it knows none of these
  * tables (or not their logged groups).
@@ -412,6 +462,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 		shards = mt_local_shards(source);
 	}
 	drop_stale(id, schema, owner, shards);
+	drop_orphans(known_array);
 
 	/*
 	 * The coordinator connects as the extension's owner; the query, its
@@ -423,7 +474,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 		MtLocalShard *s = lfirst(lc);
 
 		relids = lappend_oid(relids,
-							 follow_partial(schema, partial_relname(id, s->index),
+							 follow_partial(id, schema, partial_relname(id, s->index),
 											mt_shard_query(definition, s->index),
 											freshness, suspended, ngroups));
 	}

@@ -49,17 +49,20 @@ struct MtPartialFeed
 	MemoryContext context;
 };
 
+/* relid keeps partial aggregates of the coordinator's table table_id */
 void
-mt_partial_log_register(Oid relid, int ngroups)
+mt_partial_log_register(Oid relid, int64 table_id, int ngroups)
 {
-	Oid			argtypes[2] = {OIDOID, INT4OID};
-	Datum		values[2] = {ObjectIdGetDatum(relid), Int32GetDatum(ngroups)};
+	Oid			argtypes[3] = {OIDOID, INT8OID, INT4OID};
+	Datum		values[3] = {ObjectIdGetDatum(relid), Int64GetDatum(table_id), Int32GetDatum(ngroups)};
 
-	mt_spi_run_as_extension_owner("INSERT INTO materialized_table_internal.partial_table (relid, ngroups)"
-								  " VALUES ($1, $2) ON CONFLICT (relid) DO UPDATE SET ngroups = EXCLUDED.ngroups",
-								  true, 2, argtypes, values, NULL, SPI_OK_INSERT,
+	mt_spi_run_as_extension_owner("INSERT INTO materialized_table_internal.partial_table (relid, table_id, ngroups)"
+								  " VALUES ($1, $2, $3) ON CONFLICT (relid) DO UPDATE"
+								  " SET table_id = EXCLUDED.table_id, ngroups = EXCLUDED.ngroups",
+								  true, 3, argtypes, values, NULL, SPI_OK_INSERT,
 								  "could not register a table of partial aggregates");
 }
+
 
 /* Is there a log here?  Not in a catalog of before version 1.4. */
 static bool
@@ -86,6 +89,50 @@ mt_partial_log_forget(Oid relid)
 								  " WHERE relid OPERATOR(pg_catalog.=) $1",
 								  true, 1, argtypes, values, NULL, SPI_OK_DELETE,
 								  "could not forget a table of partial aggregates");
+}
+
+/*
+ * mt_partial_log_orphans
+ *		The tables of partial aggregates of coordinator's tables not among
+ *		live (int64 * ids): of one dropped while this node did not answer.
+ */
+List *
+mt_partial_log_orphans(List *live)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * (list_length(live) + 1));
+	Oid			argtypes[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	ListCell   *lc;
+	List	   *orphans = NIL;
+	MtSavedUser user;
+	MemoryContext caller = CurrentMemoryContext;
+	int			n = 0;
+
+	if (!log_exists())
+		return NIL;
+	foreach(lc, live)
+		ids[n++] = Int64GetDatum(*(int64 *) lfirst(lc));
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	mt_as_extension_owner_begin(&user);
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT relid FROM materialized_table_internal.partial_table"
+							 " WHERE table_id OPERATOR(pg_catalog.<>) ALL ($1)",
+							 1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tables of partial aggregates");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		orphans = lappend_oid(orphans, relid);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	mt_as_extension_owner_end(&user);
+	return orphans;
 }
 
 /* Its number of group columns, or -1 when its writes are not logged. */

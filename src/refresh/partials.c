@@ -676,6 +676,36 @@ mt_partials_prepare(MtTable *mt)
 }
 
 /*
+ * The ids of the tables kept from partial aggregates in this database,
+ * "<id>;<id>...": those with a hidden table partials_<id>, as committed.
+ */
+static char *
+live_tables(void)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(mt_internal_namespace())};
+	char	   *ids = NULL;
+
+	SPI_connect();
+	if (mt_spi_execute_saved("SELECT pg_catalog.string_agg(pg_catalog.substr(c.relname::pg_catalog.text, 10), ';')"
+							 "  FROM pg_catalog.pg_class c"
+							 " WHERE c.relnamespace OPERATOR(pg_catalog.=) $1"
+							 "   AND c.relkind OPERATOR(pg_catalog.=) 'r'"
+							 "   AND c.relname::pg_catalog.text OPERATOR(pg_catalog.~) '^partials_[0-9]+$'",
+							 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tables kept from partial aggregates");
+	if (SPI_processed == 1)
+	{
+		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (v != NULL)
+			ids = strcpy(SPI_palloc(strlen(v) + 1), v);
+	}
+	SPI_finish();
+	return ids ? ids : "";
+}
+
+/*
  * The SQL a node runs for the table (an empty definition drops its
  * partials); known: the change markers of the rows already combined.
  */
@@ -690,9 +720,12 @@ follow_command(MtTable *mt, PartialPlan *plan, bool drop, List *known)
 	initStringInfo(&markers);
 	foreach(lc, plan ? plan->kinds : NIL)
 		appendStringInfo(&kinds, "%s%s", kinds.len ? "," : "", strVal(lfirst(lc)));
-	/* (a marker is digits, ':', '.' and ';': nothing to quote) */
+	/* (a marker is digits, letters, ':', ';' and '@': nothing to quote) */
 	foreach(lc, known)
 		appendStringInfo(&markers, "%s%s", markers.len ? "," : "", (char *) lfirst(lc));
+	/* the tables kept so here: a node drops the partial tables of others */
+	if (known != NIL)
+		appendStringInfo(&markers, ",live:%s", live_tables());
 	return psprintf("SELECT materialized_table_internal.follow_partials(" INT64_FORMAT ", %s, %s::pg_catalog.regclass, "
 					"%s, %s, %s::pg_catalog.text[], %s, %s, %s::pg_catalog.text[])",
 					mt_catalog_id(mt->relid),

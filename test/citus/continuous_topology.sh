@@ -11,7 +11,9 @@
 #      worker to the other while writers change the source: the node it
 #      lands on takes the table's shard up, and once the writers stop the
 #      table equals its query -- nothing lost, nothing counted twice.
-#   2. A worker killed (SIGKILL) under the write load: while it is down the
+#   2. A worker killed (SIGKILL) under the write load (and a table kept
+#      from partial aggregates dropped meanwhile: the worker, back, drops
+#      its partial tables at the next pass for another): while it is down the
 #      table's freshness is shown as not met, while a CONTINUOUS table of
 #      the coordinator's own sources stays fresh; back up, the worker
 #      catches up from its slot, and the table equals its query.
@@ -143,11 +145,34 @@ after_on_target=$(shards_on "$to_node" "$to_port")
 echo "ok: shard $shard moved from port $from_port to $to_port under writes: that node took it up ($before_on_target -> $after_on_target shards of totals, and their partial aggregates of regions) and the tables equal their queries"
 
 # --- 2. a worker killed under writes ------------------------------------------
+# (and a table kept from partial aggregates dropped while it is down)
+sql >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT materialized_table.execute($$CREATE MATERIALIZED TABLE ct.doomed FRESHNESS = INTERVAL '1' SECOND
+  AS SELECT c.region, count(*) AS n FROM ct.orders o JOIN ct.customers c ON c.id = o.customer_id GROUP BY c.region$$);
+SQL
+doomed_id=$(sql -c "SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'ct.doomed'::regclass")
+doomed_on() {
+    on "$1" "$2" -c "SELECT count(*) FROM pg_catalog.pg_class
+                      WHERE relkind = 'r' AND relname LIKE 'mt\\_partial\\_${doomed_id}\\_%'"
+}
+wait_doomed() {
+    local node=$1 port=$2 want=$3 deadline=$((SECONDS + 30))
+    while [ $SECONDS -lt $deadline ]; do
+        if [ "$want" = some ]; then [ "$(doomed_on "$node" "$port")" -gt 0 ] && return 0
+        else [ "$(doomed_on "$node" "$port")" = 0 ] && return 0; fi
+        sleep 0.3
+    done
+    return 1
+}
+wait_doomed w1 $((P + 1)) some || fail "worker 1 made no partial tables for ct.doomed"
 before=$(orders coord "$P")
 writers coord "$P"
 sleep 1
 bash "$top/scripts/citus_cluster.sh" kill "$DIR" w1
 sleep 3
+sql -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE ct.doomed')" >/dev/null
+[ "$(doomed_on w2 $((P + 2)))" = 0 ] || fail "worker 2 kept the partial tables of the dropped ct.doomed"
 met=$(sql -c "SELECT string_agg(freshness_met::text, ' ' ORDER BY table_name::text)
                 FROM materialized_table.materialized_tables
                WHERE table_name::text IN ('ct.totals', 'ct.kinds', 'ct.regions')")
@@ -161,7 +186,9 @@ stop_writers
     fail "with worker 1 down, freshness_met of kinds, regions, totals was \"$met\", not \"true false false\""
 caught_up || fail "the tables did not catch up after worker 1 came back"
 [ "$(sql -c "SELECT ct.matches('ct.kinds')")" = t ] || fail "kinds differs from its query"
-echo "ok: worker 1 killed under writes: totals and regions shown as not fresh, kinds fresh; back up, the tables equal their queries"
+wait_doomed w1 $((P + 1)) none ||
+    fail "worker 1, back, kept the $(doomed_on w1 $((P + 1))) partial tables of ct.doomed, dropped while it was down"
+echo "ok: worker 1 killed under writes: totals and regions shown as not fresh, kinds fresh; back up, the tables equal their queries, and it dropped the partial tables of a table dropped meanwhile"
 
 # --- 3. the coordinator killed, writes through a worker ------------------------
 before=$(orders w2 $((P + 2)))

@@ -21,7 +21,8 @@
 /* past this many groups, the coordinator is sent all of them instead */
 #define MT_PARTIAL_MAX_KEYS		20000
 
-extern void mt_partial_log_register(Oid relid, int ngroups);
+extern void mt_partial_log_register(Oid relid, int64 table_id, int ngroups);
+extern List *mt_partial_log_orphans(List *live);
 extern void mt_partial_log_forget(Oid relid);
 extern bool mt_partial_log_has(Oid relid);
 
