@@ -221,10 +221,16 @@ combined_rows(List *relids, List *kinds, List *keys)
 						 mt_qualified_name(lfirst_oid(lc)));
 
 	SPI_connect();
+
+	/*
+	 * Not read-only: with a snapshot newer than the one that took the log
+	 * (mt_partial_log_take), which the call's own may not be -- a write
+	 * committed in between would be taken but not read, and lost
+	 */
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.array_agg(r::pg_catalog.text)::pg_catalog.text"
 									   "  FROM (SELECT %s FROM (%s) u%s%s) r",
 									   cols.data, from.data, where, groups.data),
-							  nparams, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the partial tables");
 	if (SPI_processed == 1)
 	{

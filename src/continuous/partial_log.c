@@ -367,6 +367,7 @@ mt_partial_log_take(List *relids, int64 acked, List **keys)
 		*keys = NIL;
 	mt_as_extension_owner_begin(&user);
 	SPI_connect();
+	/* (none read-only: each sees what the one before it did) */
 	if (mt_spi_execute_saved("DELETE FROM materialized_table_internal.partial_change"
 							 " WHERE relid OPERATOR(pg_catalog.=) ANY ($1) AND batch OPERATOR(pg_catalog.<=) $2",
 							 2, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
@@ -375,7 +376,7 @@ mt_partial_log_take(List *relids, int64 acked, List **keys)
 							 3, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
 		mt_spi_execute_saved("SELECT pg_catalog.max(batch) FROM materialized_table_internal.partial_change"
 							 " WHERE relid OPERATOR(pg_catalog.=) ANY ($1)",
-							 1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+							 1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not take the logged groups of the tables of partial aggregates");
 	max = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull && DatumGetInt64(max) > newest)
@@ -387,7 +388,7 @@ mt_partial_log_take(List *relids, int64 acked, List **keys)
 		if (mt_spi_execute_saved("SELECT DISTINCT key FROM materialized_table_internal.partial_change"
 								 " WHERE relid OPERATOR(pg_catalog.=) ANY ($1) AND batch OPERATOR(pg_catalog.>) $2"
 								 " ORDER BY key NULLS FIRST",
-								 2, argtypes, values, NULL, true, MT_PARTIAL_MAX_KEYS + 1) != SPI_OK_SELECT)
+								 2, argtypes, values, NULL, false, MT_PARTIAL_MAX_KEYS + 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the logged groups of the tables of partial aggregates");
 		for (i = 0; i < SPI_processed; i++)
 		{
@@ -416,6 +417,23 @@ mt_partial_log_take(List *relids, int64 acked, List **keys)
 				*keys = lappend(*keys, columns);
 			}
 			MemoryContextSwitchTo(spi);
+		}
+
+		/*
+		 * Too many to name (the coordinator long away): they become one
+		 * "all groups" row each in the newest batch, so that the next
+		 * calls do not read them all again
+		 */
+		if (SPI_processed > MT_PARTIAL_MAX_KEYS)
+		{
+			values[2] = Int64GetDatum(newest);
+			if (mt_spi_execute_saved("DELETE FROM materialized_table_internal.partial_change"
+									 " WHERE relid OPERATOR(pg_catalog.=) ANY ($1) AND batch OPERATOR(pg_catalog.>) $2",
+									 2, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+				mt_spi_execute_saved("INSERT INTO materialized_table_internal.partial_change (relid, batch, key)"
+									 " SELECT r, $3, NULL FROM pg_catalog.unnest($1) r",
+									 3, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not fold the logged groups of the tables of partial aggregates");
 		}
 	}
 	SPI_finish();

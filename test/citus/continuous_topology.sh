@@ -40,6 +40,10 @@ caught_up() {
         fi
         sleep 0.3
     done
+    # (what did not catch up, for the failure's message)
+    sql -c "SELECT table_name || ': dated ' || coalesce(last_refresh_time::text, 'never') || ', equal to its query: '
+                   || ct.matches(table_name) FROM materialized_table.materialized_tables
+             WHERE table_name::text IN ('ct.totals', 'ct.by_region', 'ct.regions')" >&2 || true
     return 1
 }
 shards_on() {
