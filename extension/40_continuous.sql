@@ -101,6 +101,32 @@ LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'mt_follow_partials_sql';
 REVOKE ALL ON FUNCTION materialized_table_internal.follow_partials(bigint, name, pg_catalog.regclass, name, text, text[], text, boolean, text[]) FROM PUBLIC;
 
+-- The CONTINUOUS tables of a Citus coordinator kept from the key values
+-- their sources' nodes send (follow_keys), not by this database's worker.
+CREATE TABLE materialized_table_internal.forwarded_table (
+    relid oid NOT NULL,
+    CONSTRAINT forwarded_table_pkey PRIMARY KEY (relid)
+);
+REVOKE ALL ON materialized_table_internal.forwarded_table FROM PUBLIC;
+
+-- A node of a Citus cluster: for each source of the coordinator's table id
+-- (of the given schema and owner) and each shard of it this node holds, a
+-- materialized table of this node whose changes name the key values the
+-- coordinator's table recomputes (definitions: over each source, its key
+-- columns, ncolumns of them); each apply of one logs those values instead
+-- of writing rows.  Lines: the number of them per source and as of when
+-- they are fresh; then per source a marker and the values logged since the
+-- batch the coordinator acknowledged in known ("=" none, "+" and their
+-- text[][], "*" all of them).  Empty definitions drop them.  Called by the
+-- coordinator's worker on every node.
+CREATE FUNCTION materialized_table_internal.follow_keys(
+    id bigint, schema_name name, sources pg_catalog.regclass[], owner_name name,
+    definitions text[], ncolumns integer[], freshness text, known text[])
+RETURNS text
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'mt_follow_keys_sql';
+REVOKE ALL ON FUNCTION materialized_table_internal.follow_keys(bigint, name, pg_catalog.regclass[], name, text[], integer[], text, text[]) FROM PUBLIC;
+
 -- A node of a Citus cluster: its materialized tables of partial aggregates
 -- (follow_partials), of the coordinator's table table_id, whose first
 -- ngroups columns are the group's (one of a table the coordinator no longer
@@ -113,6 +139,8 @@ CREATE TABLE materialized_table_internal.partial_table (
     relid oid NOT NULL,
     table_id bigint NOT NULL,
     ngroups integer NOT NULL,
+    -- kept by follow_keys: its applies log the keys named, not rows
+    forwards boolean NOT NULL DEFAULT false,
     CONSTRAINT partial_table_pkey PRIMARY KEY (relid)
 );
 CREATE TABLE materialized_table_internal.partial_change (

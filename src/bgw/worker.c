@@ -37,6 +37,7 @@
 #include "mt/utils/bgworker.h"
 #include "mt/materialized_table.h"
 #include "mt/lifecycle/restore.h"
+#include "mt/continuous/forwarded.h"
 #include "mt/refresh/partials.h"
 #include "mt/refresh/shards.h"
 #include "mt/scheduler/scheduler.h"
@@ -68,7 +69,9 @@ typedef struct ShardedTable
 {
 	Oid			relid;
 	bool		partials;		/* kept from partial aggregates */
-	List	   *known;			/* char *: of those, what was combined already */
+	bool		forwarded;		/* kept from the keys the nodes send */
+	List	   *known;			/* char *: of those, what was combined or
+								 * recomputed already */
 	char	   *problem;		/* what the last pass could not do; NULL */
 } ShardedTable;
 
@@ -193,13 +196,14 @@ load_tables(void)
 		if (mt == NULL || mt->restore_pending != NULL)
 			continue;
 		if (mt->refresh_mode == MT_MODE_CONTINUOUS &&
-			(mt_shards_on_nodes(mt) || mt_partials_on_nodes(mt)))
+			(mt_shards_on_nodes(mt) || mt_partials_on_nodes(mt) || mt_forwarded_on_nodes(mt)))
 		{
 			ShardedTable *t = palloc0(sizeof(ShardedTable));
 			ListCell   *lc2;
 
 			t->relid = mt->relid;
 			t->partials = mt_partials_on_nodes(mt);
+			t->forwarded = !t->partials && mt_forwarded_on_nodes(mt);
 			/* a problem already logged is not logged again */
 			foreach(lc2, old_sharded)
 			{
@@ -347,17 +351,19 @@ follow_shards(void)
 				name = MemoryContextStrdup(tables_context, mt_qualified_name(mt->relid));
 				if (t->partials)
 					problem = mt_partials_follow(mt, &known);
+				else if (t->forwarded)
+					problem = mt_forwarded_follow(mt, &known);
 				else
 					problem = mt_shards_follow(mt, false);
 				if (problem)
 					problem = MemoryContextStrdup(tables_context, problem);
-				else if (t->partials)
+				else if (t->partials || t->forwarded)
 					combined = strings_copy(tables_context, known);
 			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 			/* what the nodes sent is combined once committed */
-			if (t->partials && problem == NULL)
+			if ((t->partials || t->forwarded) && problem == NULL)
 				t->known = combined;
 		}
 		PG_CATCH();

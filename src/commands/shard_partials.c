@@ -46,6 +46,7 @@
 #include "mt/utils/sql.h"
 
 PG_FUNCTION_INFO_V1(mt_follow_partials_sql);
+PG_FUNCTION_INFO_V1(mt_follow_keys_sql);
 
 #define MT_PARTIAL_LOCK_TIMEOUT "5s"
 
@@ -56,16 +57,17 @@ partial_relname(int64 id, int index)
 }
 
 /*
- * Drop this table's partial tables in schema whose shard is not among
- * those followed here (all of them when there are none): those of its
- * owner only, whatever else bears such a name.
+ * Drop the partial tables in schema named prefix<shard index> whose shard
+ * is not among those followed here (all of them when there are none):
+ * those of owner only, whatever else bears such a name.  With sources >= 0,
+ * the names are prefix<source>_<shard index> (follow_keys) and those of a
+ * source past that many are dropped.
  */
 static void
-drop_stale(int64 id, const char *schema, Oid owner, List *shards)
+drop_stale(const char *prefix, const char *schema, Oid owner, List *shards, int sources)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
-	char	   *prefix = psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_", id);
 	List	   *stale = NIL;
 	ListCell   *lc;
 	MemoryContext caller = CurrentMemoryContext;
@@ -80,7 +82,7 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
 							  " WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name"
 							  "   AND pg_catalog.starts_with(c.relname::pg_catalog.text, $2)",
 							  2, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the partial tables of table " INT64_FORMAT, id);
+		elog(ERROR, "could not read the partial tables named %s...", prefix);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		char	   *relname = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
@@ -89,10 +91,16 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
 		bool		here = false;
 		MemoryContext spi;
 
+		if (sources >= 0 && *end == '_' && end != relname + strlen(prefix))
+		{
+			here = (index <= sources);
+			(void) strtol(end + 1, &end, 10);
+		}
+		else
+			foreach(lc, shards)
+				here |= ((MtLocalShard *) lfirst(lc))->index == index;
 		if (*end != '\0')
 			continue;			/* another table's name */
-		foreach(lc, shards)
-			here |= ((MtLocalShard *) lfirst(lc))->index == index;
 		if (here)
 			continue;
 		spi = MemoryContextSwitchTo(caller);
@@ -117,7 +125,7 @@ drop_stale(int64 id, const char *schema, Oid owner, List *shards)
  */
 static Oid
 follow_partial(int64 id, const char *schema, const char *relname, const char *query,
-			   const char *freshness, bool suspended, int ngroups)
+			   const char *freshness, bool suspended, int ngroups, bool forwards)
 {
 	char	   *name = quote_qualified_identifier(schema, relname);
 	Oid			nspid = get_namespace_oid(schema, false);
@@ -143,7 +151,7 @@ follow_partial(int64 id, const char *schema, const char *relname, const char *qu
 	}
 	/* (one made before its writes were logged is sent whole first: see mt_follow_partials_sql) */
 	if (!mt_partial_log_has(relid))
-		mt_partial_log_register(relid, id, ngroups);
+		mt_partial_log_register(relid, id, ngroups, forwards);
 	mt_shard_align(mt, name, freshness, suspended);
 	return relid;
 }
@@ -467,7 +475,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 					 errmsg("\"%s\" is not a hash-distributed table", get_rel_name(source))));
 		shards = mt_local_shards(source);
 	}
-	drop_stale(id, schema, owner, shards);
+	drop_stale(psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_", id), schema, owner, shards, -1);
 	drop_orphans(known_array);
 
 	/*
@@ -482,7 +490,7 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 		relids = lappend_oid(relids,
 							 follow_partial(id, schema, partial_relname(id, s->index),
 											mt_shard_query(definition, s->index),
-											freshness, suspended, ngroups));
+											freshness, suspended, ngroups, false));
 	}
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	if (relids != NIL)
@@ -528,4 +536,164 @@ mt_follow_partials_sql(PG_FUNCTION_ARGS)
 						 USECS_PER_SEC);
 	appendStringInfo(&result, "\n%s\n%s", marker, rows);
 	PG_RETURN_TEXT_P(cstring_to_text(result.data));
+}
+
+/* The elements of a one-dimensional array, as text (NULL for NULL). */
+static List *
+text_elements(ArrayType *array)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	List	   *result = NIL;
+
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	for (int i = 0; i < nelems; i++)
+		result = lappend(result, nulls[i] ? NULL : TextDatumGetCString(elems[i]));
+	return result;
+}
+
+/*
+ * follow_keys(id bigint, schema name, sources regclass[], owner name,
+ *			   definitions text[], ncolumns integer[], freshness text,
+ *			   known text[]) -> text
+ *		For each source k (a distributed or a reference table) and each
+ *		of its shards held here, a materialized table
+ *		mt_partial_<id>_s<k>_<shard index> whose query reads the key
+ *		columns of definitions[k] from the shard; its applies log the key
+ *		values its changes name (continuous/apply.c), it holds no rows.
+ *		Lines: "<tables of source 1>,<of source 2>... <epoch fresh as
+ *		of>"; then per source this node's marker of its tables
+ *		("@<batch>" of their log) and the values logged since the batch
+ *		known acknowledges: "=" none, "+<text[][] of the key columns>",
+ *		or "*" all of them (nothing acknowledged, too many, or a change
+ *		that names everything).  Values are in mt_portable_text_begin's
+ *		form.  Empty definitions drop them all.
+ */
+Datum
+mt_follow_keys_sql(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	char	   *schema = pstrdup(NameStr(*PG_GETARG_NAME(1)));
+	ArrayType  *sources_array = PG_GETARG_ARRAYTYPE_P(2);
+	Oid			owner = get_role_oid(NameStr(*PG_GETARG_NAME(3)), false);
+	List	   *definitions = text_elements(PG_GETARG_ARRAYTYPE_P(4));
+	ArrayType  *ncolumns_array = PG_GETARG_ARRAYTYPE_P(5);
+	char	   *freshness = text_to_cstring(PG_GETARG_TEXT_PP(6));
+	ArrayType  *known_array = PG_GETARG_ARRAYTYPE_P(7);
+	Datum	   *sources;
+	Datum	   *ncolumns;
+	bool	   *nulls;
+	int			nsources;
+	int			nncolumns;
+	int			nestlevel;
+	List	   *per_source = NIL;	/* List of relids, per source */
+	List	   *all_relids = NIL;
+	Datum		as_of = (Datum) 0;
+	bool		as_of_null = true;
+	StringInfoData counts;
+	StringInfoData lines;
+	ListCell   *lc;
+	int			k;
+
+	deconstruct_array(sources_array, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &sources, &nulls, &nsources);
+	deconstruct_array(ncolumns_array, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+					  &ncolumns, &nulls, &nncolumns);
+	if (nsources != list_length(definitions) || nsources != nncolumns)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("follow_keys needs as many definitions and column counts as sources")));
+
+	nestlevel = mt_citus_local_shard_access();
+	(void) set_config_option("lock_timeout", MT_PARTIAL_LOCK_TIMEOUT, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	for (k = 0; k < nsources; k++)
+	{
+		Oid			source = DatumGetObjectId(sources[k]);
+		char	   *prefix = psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_s%d_", id, k + 1);
+		List	   *shards = NIL;
+		List	   *relids = NIL;
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
+
+		if (mt_citus_table_kind(source) == MT_CITUS_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" is not a distributed or reference table", get_rel_name(source))));
+		shards = mt_local_shards(source);
+		drop_stale(prefix, schema, owner, shards, -1);
+		mt_run_as_owner_begin(owner, &save_userid, &save_sec, &save_nestlevel);
+		foreach(lc, shards)
+		{
+			MtLocalShard *s = lfirst(lc);
+
+			relids = lappend_oid(relids,
+								 follow_partial(id, schema, psprintf("%s%d", prefix, s->index),
+												mt_shard_query(list_nth(definitions, k), s->index),
+												freshness, false, DatumGetInt32(ncolumns[k]), true));
+		}
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
+		per_source = lappend(per_source, relids);
+		all_relids = list_concat(all_relids, relids);
+	}
+	/* the tables of sources no longer read, or of all with none */
+	drop_stale(psprintf(MT_PARTIAL_PREFIX INT64_FORMAT "_s", id), schema, owner, NIL, nsources);
+	drop_orphans(known_array);
+
+	/*
+	 * As of when the tables are fresh before their logs are taken: each
+	 * apply logs its keys and dates its table at once, so what is taken
+	 * names every change up to then
+	 */
+	if (all_relids != NIL)
+		as_of = mt_shards_fresh_as_of(all_relids, &as_of_null);
+	initStringInfo(&counts);
+	initStringInfo(&lines);
+	foreach(lc, per_source)
+	{
+		List	   *relids = lfirst(lc);
+		int			ncols = DatumGetInt32(ncolumns[foreach_current_index(lc)]);
+		char	   *tables;
+		int64		acked;
+		int64		newest;
+		List	   *keys = NIL;
+
+		appendStringInfo(&counts, "%s%d", counts.len ? "," : "", list_length(relids));
+		if (relids == NIL)
+		{
+			appendStringInfoString(&lines, "\n-\n=");
+			continue;
+		}
+		tables = tables_marker(relids);
+		acked = acknowledged_batch(known_array, tables);
+		newest = mt_partial_log_take(relids, acked, &keys);
+		/* until each has had its first apply, everything at every call */
+		if (as_of_null)
+			acked = newest = -1;
+		appendStringInfo(&lines, "\n%s@" INT64_FORMAT "\n", tables, newest);
+		if (acked >= 0 && keys == NIL)
+			appendStringInfoChar(&lines, '=');
+		else if (acked >= 0 && linitial(keys) != NULL && ncols > 0)
+		{
+			/* (its length first: values may hold new lines) */
+			char	   *text = keys_text(keys, ncols);
+
+			appendStringInfo(&lines, "+%zu %s", strlen(text), text);
+		}
+		else
+			appendStringInfoChar(&lines, '*');
+	}
+	AtEOXact_GUC(true, nestlevel);
+
+	if (nsources == 0)
+		appendStringInfoChar(&counts, '0');
+	if (!as_of_null)
+		appendStringInfo(&counts, " %.6f",
+						 (double) (DatumGetTimestampTz(as_of) +
+								   (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC) /
+						 USECS_PER_SEC);
+	appendStringInfoString(&counts, lines.data);
+	PG_RETURN_TEXT_P(cstring_to_text(counts.data));
 }

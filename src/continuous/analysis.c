@@ -40,11 +40,13 @@
 #include "utils/rel.h"
 
 #include "mt/catalog/catalog.h"
+#include "mt/catalog/hidden_objects.h"
 #include "mt/continuous/analysis_int.h"
 #include "mt/continuous/key_columns.h"
 #include "mt/continuous/flatten.h"
 #include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/citus.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/sql.h"
 
@@ -978,9 +980,27 @@ analyze_query_view(Oid viewid, Oid relid)
 {
 	Relation	view = table_open(viewid, AccessShareLock);
 	Query	   *q = copyObject(get_view_query(view));
+	MtAnalysis *a;
+	ListCell   *lc;
 
 	table_close(view, AccessShareLock);
-	return analyze_query(q, viewid, relid, false);
+	a = analyze_query(copyObject(q), viewid, relid, false);
+
+	/*
+	 * A table of the coordinator over shards not kept from partial
+	 * aggregates: the nodes send the keys that changes of the shards name,
+	 * never their rows
+	 */
+	if (OidIsValid(relid) && mt_citus_installed() && mt_citus_table_kind(relid) == MT_CITUS_NONE &&
+		!OidIsValid(mt_hidden_relid("partials_", relid)))
+		foreach(lc, mt_analysis_sources(a))
+			if (mt_citus_table_kind(lfirst_oid(lc)) != MT_CITUS_NONE)
+			{
+				a = analyze_query(q, viewid, relid, true);
+				a->from_nodes = true;
+				break;
+			}
+	return a;
 }
 
 /*

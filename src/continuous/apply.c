@@ -13,21 +13,101 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/xact.h"
 #include "pgstat.h"
 #include "catalog/pg_type.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "mt/catalog/catalog.h"
 #include "mt/catalog/history.h"
 #include "mt/continuous/cycle_int.h"
+#include "mt/continuous/partial_log.h"
 #include "mt/continuous/kept_rows.h"
 #include "mt/materialized_table.h"
+#include "mt/utils/extension.h"
 
 /* a full recompute measured under this is done with the quick work */
 #define QUICK_RECOMPUTE_MS		50
+
+/*
+ * A node's table that forwards keys (follow_keys): its work is to log the
+ * key values its changes name, in its columns' order, for the coordinator
+ * to recompute -- or that everything changed.  It holds no rows.
+ */
+static void
+forward_keys(ContTable *t, TableState *st)
+{
+	bool		everything = t->full || st->needs_full || !st->synced ||
+		t->analysis->strategy != MT_STRATEGY_KEYS || !mt_cont_changes_layout_current(t) ||
+		list_length(t->analysis->uses) != 1;
+	List	   *logged = st->pending_since ? mt_cont_logged_keys(t->relid) : NIL;
+	Relation	rel = relation_open(t->relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			ncols = 0;
+	List	   *keys = NIL;
+
+	for (int i = 0; i < desc->natts; i++)
+		ncols += !TupleDescAttr(desc, i)->attisdropped;
+	if (!everything)
+	{
+		MtSourceUse *use = linitial(t->analysis->uses);
+		int			nkey = list_length(use->key_columns);
+		int		   *place = palloc(sizeof(int) * (nkey + 1));
+		Oid		   *types = palloc(sizeof(Oid) * (nkey + 1));
+		List	   *named = NIL;
+		ListCell   *lc;
+
+		/* where each key column of the use is among the table's */
+		foreach(lc, use->key_columns)
+		{
+			AttrNumber	attnum = get_attnum(t->relid, strVal(lfirst(lc)));
+			int			i = foreach_current_index(lc);
+
+			place[i] = -1;
+			if (attnum > 0 && attnum <= ncols)
+			{
+				place[i] = attnum - 1;
+				types[i] = TupleDescAttr(desc, attnum - 1)->atttypid;
+			}
+			everything |= (place[i] < 0 || use->key_sql != NULL);
+		}
+		everything |= (nkey != ncols);
+		if (t->keys && !everything)
+		{
+			HASH_SEQ_STATUS status;
+			KeyEntry   *e;
+
+			hash_seq_init(&status, t->keys);
+			while ((e = hash_seq_search(&status)) != NULL)
+				named = lappend(named, e);
+		}
+		foreach(lc, logged)
+			named = lappend(named, lfirst(lc));
+		foreach(lc, everything ? NIL : named)
+		{
+			KeyEntry   *e = lfirst(lc);
+			char	  **key;
+
+			if (e->key.tag != use->family || e->key.n != nkey)
+				continue;
+			key = palloc0(sizeof(char *) * (ncols + 1));
+			for (int i = 0; i < nkey; i++)
+				key[place[i]] = mt_portable_convert(types[i], e->key.values[i], true);
+			keys = lappend(keys, key);
+		}
+	}
+	relation_close(rel, AccessShareLock);
+	mt_partial_log_named(t->relid, keys, ncols, everything);
+	if (logged != NIL)
+		mt_cont_forget_logged_keys(t->relid);
+	t->cycle_strategy = t->analysis->strategy;
+	mt_cont_note_applied_now(t->relid, GetCurrentTimestamp());
+	mt_catalog_set_last_refresh(t->relid, GetCurrentTransactionStartTimestamp());
+}
 
 /* Do the table's work now. */
 static MtRefreshCounts
@@ -42,6 +122,12 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 	List	   *named;
 	TimestampTz start = GetCurrentTimestamp();
 	bool		sides = false;
+
+	if (t->forwards)
+	{
+		forward_keys(t, st);
+		return counts;
+	}
 
 	if (t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t) &&
 		(!st->deltas || !mt_deltas_in_place_possible(t->analysis, t->relid, t->query_view)))

@@ -49,6 +49,7 @@
 #include "mt/continuous/partial_log.h"
 #include "mt/refresh/observer.h"
 #include "mt/refresh/refresh.h"
+#include "mt/continuous/forwarded.h"
 #include "mt/refresh/partials.h"
 #include "mt/refresh/shards.h"
 #include "mt/utils/citus.h"
@@ -85,7 +86,9 @@ check_decoding_prerequisites(void)
  * computed shard by shard; a table of the coordinator's own that
  * aggregates shards is kept from partial aggregates its sources' nodes
  * keep per shard (refresh/partials.c), when they combine; true then.
- * Anything else would silently stop following the shards: refused.
+ * Else its rows of the keys that changes of the shards name, which their
+ * nodes send, are recomputed (continuous/forwarded.c): its pipeline is
+ * that of a KEYS table whose worker is the nodes'.
  */
 static bool
 check_citus_tables(MtTable *mt, MtAnalysis *a)
@@ -105,8 +108,16 @@ check_citus_tables(MtTable *mt, MtAnalysis *a)
 	{
 		if (mt_citus_table_kind(lfirst_oid(lc)) != MT_CITUS_NONE)
 		{
+			char	   *reason;
+
+			/* else kept from the keys the nodes send (see start_pipeline) */
+			if (mt_partials_unfit(mt) != NULL)
+				return false;
 			/* kept from partial aggregates of each shard, or refused */
-			a->reason = mt_partials_prepare(mt);
+			reason = mt_partials_prepare(mt);
+			CommandCounterIncrement();
+			*a = *mt_analyze_query_view(mt->query_view, mt->relid);
+			a->reason = reason;
 			return true;
 		}
 	}
@@ -281,6 +292,9 @@ start_pipeline(MtTable *mt)
 		CommandCounterIncrement();
 		a = mt_analyze_query_view(mt->query_view, mt->relid);
 	}
+	/* kept from the keys the nodes send, or refused */
+	if (a->from_nodes)
+		a->reason = mt_forwarded_prepare(mt, a);
 	ensure_replica_identity(a);
 	mt_cont_state_insert(mt->relid, a);
 	if (a->strategy == MT_STRATEGY_DELTAS && !a->in_place)
@@ -471,6 +485,7 @@ mt_continuous_table_dropped(Oid relid)
 {
 	mt_deltas_drop_objects(relid);
 	mt_partials_drop(relid);
+	mt_forwarded_drop(relid);
 	mt_cont_state_delete(relid);
 }
 

@@ -49,20 +49,25 @@ struct MtPartialFeed
 	MemoryContext context;
 };
 
-/* relid keeps partial aggregates of the coordinator's table table_id */
+/*
+ * relid keeps partial aggregates of the coordinator's table table_id; with
+ * forwards, its applies log the keys its changes name instead
+ * (mt_partial_log_named)
+ */
 void
-mt_partial_log_register(Oid relid, int64 table_id, int ngroups)
+mt_partial_log_register(Oid relid, int64 table_id, int ngroups, bool forwards)
 {
-	Oid			argtypes[3] = {OIDOID, INT8OID, INT4OID};
-	Datum		values[3] = {ObjectIdGetDatum(relid), Int64GetDatum(table_id), Int32GetDatum(ngroups)};
+	Oid			argtypes[4] = {OIDOID, INT8OID, INT4OID, BOOLOID};
+	Datum		values[4] = {ObjectIdGetDatum(relid), Int64GetDatum(table_id), Int32GetDatum(ngroups),
+	BoolGetDatum(forwards)};
 
-	mt_spi_run_as_extension_owner("INSERT INTO materialized_table_internal.partial_table (relid, table_id, ngroups)"
-								  " VALUES ($1, $2, $3) ON CONFLICT (relid) DO UPDATE"
-								  " SET table_id = EXCLUDED.table_id, ngroups = EXCLUDED.ngroups",
-								  true, 3, argtypes, values, NULL, SPI_OK_INSERT,
+	mt_spi_run_as_extension_owner("INSERT INTO materialized_table_internal.partial_table (relid, table_id, ngroups, forwards)"
+								  " VALUES ($1, $2, $3, $4) ON CONFLICT (relid) DO UPDATE"
+								  " SET table_id = EXCLUDED.table_id, ngroups = EXCLUDED.ngroups,"
+								  "     forwards = EXCLUDED.forwards",
+								  true, 4, argtypes, values, NULL, SPI_OK_INSERT,
 								  "could not register a table of partial aggregates");
 }
-
 
 /* Is there a log here?  Not in a catalog of before version 1.4. */
 static bool
@@ -135,9 +140,12 @@ mt_partial_log_orphans(List *live)
 	return orphans;
 }
 
-/* Its number of group columns, or -1 when its writes are not logged. */
+/*
+ * Its number of group columns, or -1 when its writes are not logged;
+ * *forwards (unless NULL): whether it logs the keys named instead.
+ */
 static int
-logged_groups(Oid relid)
+logged_groups(Oid relid, bool *forwards)
 {
 	char	   *name = get_rel_name(relid);
 	Oid			argtypes[1] = {OIDOID};
@@ -156,7 +164,9 @@ logged_groups(Oid relid)
 	 * (not read-only: with a snapshot of its own, newer than the write's,
 	 * which sees the table registered once it sees the table at all)
 	 */
-	if (mt_spi_execute_saved("SELECT ngroups FROM materialized_table_internal.partial_table"
+	if (forwards)
+		*forwards = false;
+	if (mt_spi_execute_saved("SELECT ngroups, forwards FROM materialized_table_internal.partial_table"
 							 " WHERE relid OPERATOR(pg_catalog.=) $1",
 							 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tables of partial aggregates");
@@ -166,6 +176,9 @@ logged_groups(Oid relid)
 
 		ngroups = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 											  &isnull));
+		if (forwards)
+			*forwards = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+												   &isnull));
 	}
 	SPI_finish();
 	mt_as_extension_owner_end(&user);
@@ -175,16 +188,27 @@ logged_groups(Oid relid)
 bool
 mt_partial_log_has(Oid relid)
 {
-	return logged_groups(relid) >= 0;
+	return logged_groups(relid, NULL) >= 0;
+}
+
+/* Does relid log the keys its changes name (follow_keys)? */
+bool
+mt_partial_log_forwards(Oid relid)
+{
+	bool		forwards;
+
+	return logged_groups(relid, &forwards) >= 0 && forwards;
 }
 
 MtPartialFeed *
 mt_partial_log_begin(MtTable *mt, TupleDesc desc)
 {
-	int			ngroups = logged_groups(mt->relid);
+	bool		forwards;
+	int			ngroups = logged_groups(mt->relid, &forwards);
 	MtPartialFeed *feed;
 
-	if (ngroups < 0)
+	/* (one that forwards keys logs them as it applies, not its rows) */
+	if (ngroups < 0 || forwards)
 		return NULL;
 	feed = palloc0(sizeof(MtPartialFeed));
 	feed->relid = mt->relid;
@@ -329,8 +353,51 @@ mt_partial_log_finish(MtPartialFeed *feed)
 void
 mt_partial_log_rewritten(Oid relid)
 {
-	if (logged_groups(relid) >= 0)
+	bool		forwards;
+
+	if (logged_groups(relid, &forwards) >= 0 && !forwards)
 		log_keys(relid, (Datum) 0, true);
+}
+
+/*
+ * A table that forwards keys applied a batch: the key values its changes
+ * named (char *[] of its ngroups key columns, in mt_portable_text_begin's
+ * form; NULL for NULL), or all of them, logged in its transaction.
+ */
+void
+mt_partial_log_named(Oid relid, List *keys, int ngroups, bool everything)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (list_length(keys) + 1));
+	int			dims[1] = {ngroups};
+	int			lbs[1] = {1};
+	Datum	   *texts = palloc(sizeof(Datum) * (ngroups + 1));
+	bool	   *nulls = palloc(sizeof(bool) * (ngroups + 1));
+	ListCell   *lc;
+	int			n = 0;
+
+	if (everything || ngroups == 0 || list_length(keys) > MT_PARTIAL_MAX_KEYS)
+	{
+		log_keys(relid, (Datum) 0, true);
+		return;
+	}
+	if (keys == NIL)
+		return;
+	foreach(lc, keys)
+	{
+		char	  **key = lfirst(lc);
+
+		for (int i = 0; i < ngroups; i++)
+		{
+			nulls[i] = (key[i] == NULL);
+			texts[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(key[i]);
+		}
+		elems[n++] = CStringGetTextDatum(OidOutputFunctionCall(F_ARRAY_OUT,
+															   PointerGetDatum(construct_md_array(texts, nulls, 1, dims, lbs,
+																								  TEXTOID, -1, false,
+																								  TYPALIGN_INT))));
+	}
+	log_keys(relid, PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT)),
+			 false);
 }
 
 /*

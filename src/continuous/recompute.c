@@ -345,6 +345,13 @@ keys_filter(ContTable *t, List *logged)
 	return families;
 }
 
+/* Key tuples (KeyEntry), as the engine's filter of the table's rows. */
+List *
+mt_cont_keys_filter(ContTable *t, List *keys)
+{
+	return keys_filter(t, keys);
+}
+
 /*
  * The number of distinct values of a column of the table by its statistics
  * (ANALYZE, autovacuum), or 0 when there are none.

@@ -586,6 +586,12 @@ mt_cont_state_insert(Oid relid, MtAnalysis *a)
 							  "(relid, strategy, reason, poll) VALUES ($1, $2, $3, $4)",
 							  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
+	/* (only when so: a catalog of before version 1.4 has no such table) */
+	if (a->from_nodes &&
+		SPI_execute_with_args("INSERT INTO materialized_table_internal.forwarded_table (relid) VALUES ($1)"
+							  " ON CONFLICT (relid) DO NOTHING",
+							  1, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the continuous pipeline of \"%s\"", get_rel_name(relid));
 	/* work kept for a dropped table that had this OID is not ours */
 	if (SPI_execute_with_args("DELETE FROM materialized_table_internal.change_keys WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0 ||
@@ -631,6 +637,10 @@ mt_cont_state_delete(Oid relid)
 							  "WHERE b.relid = $1 OR b.relid IN "
 							  "(SELECT relid FROM materialized_table_internal.continuous_baseline "
 							  " EXCEPT SELECT relid FROM materialized_table_internal.continuous_state)",
+							  1, types, values, NULL, false, 0) < 0)
+		elog(ERROR, "could not forget the continuous pipeline of a table");
+	if (OidIsValid(get_relname_relid("forwarded_table", mt_internal_namespace())) &&
+		SPI_execute_with_args("DELETE FROM materialized_table_internal.forwarded_table WHERE relid = $1",
 							  1, types, values, NULL, false, 0) < 0)
 		elog(ERROR, "could not forget the continuous pipeline of a table");
 	SPI_finish();

@@ -25,6 +25,7 @@
 #include "mt/catalog/freshness.h"
 #include "mt/catalog/history.h"
 #include "mt/continuous/cycle_int.h"
+#include "mt/continuous/partial_log.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
@@ -126,6 +127,8 @@ read_table(MtTable *mt, MemoryContext context)
 	t->inexact_lsn = GetXLogInsertRecPtr();
 	t->reads = relations_read(mt->query_view);
 	t->writes = mt_leaf_relations(mt->relid);
+	/* a node's table whose applies log keys for the coordinator (follow_keys) */
+	t->forwards = mt_partial_log_forwards(mt->relid);
 	MemoryContextSwitchTo(old);
 	return t;
 }

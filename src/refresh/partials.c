@@ -602,6 +602,33 @@ mt_partials_on_nodes(MtTable *mt)
 		OidIsValid(mt_hidden_relid("partials_", mt->relid));
 }
 
+/* Does node read a column outside the group expressions and aggregates? */
+static bool
+ungrouped(Node *node, List *groups)
+{
+	if (node == NULL)
+		return false;
+	if (list_member(groups, node) || IsA(node, Aggref))
+		return false;
+	if (IsA(node, Var))
+		return true;
+	return expression_tree_walker(node, ungrouped, groups);
+}
+
+char *
+mt_partials_unfit(MtTable *mt)
+{
+	Query	   *q = mt_view_query(mt->query_view);
+	PartialPlan *plan = plan_partials(q, mt->query_view);
+
+	if (plan->partial == NULL)
+		return (char *) plan->why;
+	/* (a column grouped by the primary key of its table: see final_sql) */
+	if (ungrouped((Node *) q->targetList, plan->groups))
+		return "A result column reads a column that is neither grouped by nor aggregated.";
+	return pushdown_problem(plan);
+}
+
 char *
 mt_partials_prepare(MtTable *mt)
 {
@@ -676,22 +703,28 @@ mt_partials_prepare(MtTable *mt)
 }
 
 /*
- * The ids of the tables kept from partial aggregates in this database,
- * "<id>;<id>...": those with a hidden table partials_<id>, as committed.
+ * The ids of the tables whose nodes keep tables for them in this database,
+ * "<id>;<id>...": those with a hidden table partials_<id>, and those the
+ * nodes send the keys of (forwarded_table), as committed.
  */
-static char *
-live_tables(void)
+char *
+mt_partials_live_tables(void)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(mt_internal_namespace())};
 	char	   *ids = NULL;
 
 	SPI_connect();
-	if (mt_spi_execute_saved("SELECT pg_catalog.string_agg(pg_catalog.substr(c.relname::pg_catalog.text, 10), ';')"
+	if (mt_spi_execute_saved("SELECT pg_catalog.string_agg(id, ';') FROM ("
+							 "SELECT pg_catalog.substr(c.relname::pg_catalog.text, 10) AS id"
 							 "  FROM pg_catalog.pg_class c"
 							 " WHERE c.relnamespace OPERATOR(pg_catalog.=) $1"
 							 "   AND c.relkind OPERATOR(pg_catalog.=) 'r'"
-							 "   AND c.relname::pg_catalog.text OPERATOR(pg_catalog.~) '^partials_[0-9]+$'",
+							 "   AND c.relname::pg_catalog.text OPERATOR(pg_catalog.~) '^partials_[0-9]+$'"
+							 " UNION ALL "
+							 "SELECT t.id::pg_catalog.text FROM materialized_table_internal.mt_table t"
+							 "  JOIN materialized_table_internal.forwarded_table f"
+							 "    ON f.relid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid) ids",
 							 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tables kept from partial aggregates");
 	if (SPI_processed == 1)
@@ -725,7 +758,7 @@ follow_command(MtTable *mt, PartialPlan *plan, bool drop, List *known)
 		appendStringInfo(&markers, "%s%s", markers.len ? "," : "", (char *) lfirst(lc));
 	/* the tables kept so here: a node drops the partial tables of others */
 	if (known != NIL)
-		appendStringInfo(&markers, ",live:%s", live_tables());
+		appendStringInfo(&markers, ",live:%s", mt_partials_live_tables());
 	return psprintf("SELECT materialized_table_internal.follow_partials(" INT64_FORMAT ", %s, %s::pg_catalog.regclass, "
 					"%s, %s, %s::pg_catalog.text[], %s, %s, %s::pg_catalog.text[])",
 					mt_catalog_id(mt->relid),

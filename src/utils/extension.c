@@ -18,6 +18,7 @@
 #include "commands/extension.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -216,6 +217,40 @@ mt_portable_text_begin(void)
 		(void) set_config_option(settings[i][0], settings[i][1], PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
 	return nestlevel;
+}
+
+/*
+ * mt_portable_convert
+ *		A value of type (NULL for NULL) written as this session's settings
+ *		write it, written as mt_portable_text_begin's do; or, !to_portable,
+ *		the other way.
+ */
+char *
+mt_portable_convert(Oid type, const char *value, bool to_portable)
+{
+	Oid			input;
+	Oid			ioparam;
+	Oid			output;
+	bool		varlena;
+	Datum		d;
+	int			nestlevel = 0;
+	char	   *result;
+
+	if (value == NULL)
+		return NULL;
+	getTypeInputInfo(type, &input, &ioparam);
+	getTypeOutputInfo(type, &output, &varlena);
+	if (!to_portable)
+		nestlevel = mt_portable_text_begin();
+	d = OidInputFunctionCall(input, (char *) value, ioparam, -1);
+	if (!to_portable)
+		mt_unpin_search_path(nestlevel);
+	else
+		nestlevel = mt_portable_text_begin();
+	result = OidOutputFunctionCall(output, d);
+	if (to_portable)
+		mt_unpin_search_path(nestlevel);
+	return result;
 }
 
 /*

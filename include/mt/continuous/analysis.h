@@ -143,6 +143,9 @@ typedef struct MtAnalysis
 	MtStrategy	strategy;
 	char	   *reason;			/* a sentence: how, or why not incremental */
 	bool		poll;			/* recompute every freshness period */
+	bool		from_nodes;		/* a coordinator's table whose sources' shards
+								 * are on Citus's nodes, which send the keys
+								 * their changes name (continuous/forwarded.c) */
 	List	   *uses;			/* MtSourceUse */
 	List	   *keys;			/* String: result columns used as keys */
 	List	   *identity_wanted;	/* Oid: sources read in a correlated

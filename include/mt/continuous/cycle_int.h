@@ -22,6 +22,9 @@
  *					baselines, the work kept for later)
  *	give_way.c		locks: giving way to DDL; backing off after failures
  *
+ * forwarded.c, beside them, keeps a coordinator's table from the keys
+ * Citus's nodes send, with recompute.c's filter.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef MT_CONTINUOUS_CYCLE_INT_H
@@ -96,6 +99,9 @@ typedef struct ContTable
 	bool		has_baseline;
 	Seen		baseline;
 	XLogRecPtr	applied_lsn;	/* continuous_state.applied_lsn */
+	bool		forwards;		/* a node's: logs the keys its changes name
+								 * for the coordinator, holds no rows
+								 * (commands/shard_partials.c) */
 
 	/* this batch, in batch_context */
 	bool		full;
@@ -220,6 +226,7 @@ extern bool mt_cont_full_is_cheaper(ContTable *t, List *filter, int64 nkeys);
 extern List *mt_cont_named_keys(ContTable *t, TableState *st, int64 *nkeys,
 								bool *had_logged);
 extern void mt_cont_measure_keys(ContTable *t, int64 nkeys, TimestampTz start);
+extern List *mt_cont_keys_filter(ContTable *t, List *keys);
 
 /* collect.c */
 extern void mt_cont_interests_reset(ContWorker *w);

@@ -21,10 +21,12 @@
 /* past this many groups, the coordinator is sent all of them instead */
 #define MT_PARTIAL_MAX_KEYS		20000
 
-extern void mt_partial_log_register(Oid relid, int64 table_id, int ngroups);
+extern void mt_partial_log_register(Oid relid, int64 table_id, int ngroups, bool forwards);
 extern List *mt_partial_log_orphans(List *live);
 extern void mt_partial_log_forget(Oid relid);
 extern bool mt_partial_log_has(Oid relid);
+extern bool mt_partial_log_forwards(Oid relid);
+extern void mt_partial_log_named(Oid relid, List *keys, int ngroups, bool everything);
 
 /* the writes of one refresh of a logged table */
 typedef struct MtPartialFeed MtPartialFeed;

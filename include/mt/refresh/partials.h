@@ -14,6 +14,10 @@
 
 /* is mt a CONTINUOUS table kept from its shards' partial aggregates? */
 extern bool mt_partials_on_nodes(MtTable *mt);
+/* why mt cannot be kept so (NULL: it can) */
+extern char *mt_partials_unfit(MtTable *mt);
+/* "<id>;<id>...": the tables whose nodes keep tables for them, as committed */
+extern char *mt_partials_live_tables(void);
 /* make mt so kept (its hidden table and view), or refuse; says how */
 extern char *mt_partials_prepare(MtTable *mt);
 /*

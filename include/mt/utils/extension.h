@@ -69,6 +69,8 @@ extern int	mt_pin_search_path(void);
 extern void mt_unpin_search_path(int nestlevel);
 /* values as text that another node reads back the same (mt_unpin_search_path ends it) */
 extern int	mt_portable_text_begin(void);
+/* a value of type as text of this session's settings to portable text, or back */
+extern char *mt_portable_convert(Oid type, const char *value, bool to_portable);
 /* the same for the whole life of a background process */
 extern void mt_pin_session_search_path(void);
 
