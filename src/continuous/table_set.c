@@ -26,6 +26,7 @@
 #include "mt/catalog/history.h"
 #include "mt/continuous/cycle_int.h"
 #include "mt/continuous/partial_log.h"
+#include "mt/utils/citus.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/relations.h"
 #include "mt/utils/spi_plans.h"
@@ -128,7 +129,7 @@ read_table(MtTable *mt, MemoryContext context)
 	t->reads = relations_read(mt->query_view);
 	t->writes = mt_leaf_relations(mt->relid);
 	/* a node's table whose applies log keys for the coordinator (follow_keys) */
-	t->forwards = mt_partial_log_forwards(mt->relid);
+	t->forwards = mt_citus_installed() && mt_partial_log_forwards(mt->relid);
 	MemoryContextSwitchTo(old);
 	return t;
 }
