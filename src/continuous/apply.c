@@ -60,6 +60,9 @@ forward_keys(ContTable *t, TableState *st)
 		Oid		   *types = palloc(sizeof(Oid) * (nkey + 1));
 		List	   *named = NIL;
 		ListCell   *lc;
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
 
 		/* where each key column of the use is among the table's */
 		foreach(lc, use->key_columns)
@@ -87,6 +90,8 @@ forward_keys(ContTable *t, TableState *st)
 		}
 		foreach(lc, logged)
 			named = lappend(named, lfirst(lc));
+		/* (a domain's input checks are the owner's code) */
+		mt_run_as_owner_begin(t->analysis->owner, &save_userid, &save_sec, &save_nestlevel);
 		foreach(lc, everything ? NIL : named)
 		{
 			KeyEntry   *e = lfirst(lc);
@@ -99,6 +104,7 @@ forward_keys(ContTable *t, TableState *st)
 				key[place[i]] = mt_portable_convert(types[i], e->key.values[i], true);
 			keys = lappend(keys, key);
 		}
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	}
 	relation_close(rel, AccessShareLock);
 	mt_partial_log_named(t->relid, keys, ncols, everything);

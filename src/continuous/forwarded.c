@@ -324,6 +324,9 @@ named_keys(MtAnalysis *a, List *sources, bool *everything)
 		int		   *place = palloc(sizeof(int) * (n + 1));
 		Oid		   *types = palloc(sizeof(Oid) * (n + 1));
 		ListCell   *lc;
+		Oid			save_userid;
+		int			save_sec;
+		int			save_nestlevel;
 
 		foreach(lc, sources)
 			if (((ForwardedSource *) lfirst(lc))->relid == use->relid)
@@ -347,6 +350,8 @@ named_keys(MtAnalysis *a, List *sources, bool *everything)
 					place[i] = foreach_current_index(lk);
 			Assert(place[i] >= 0);
 		}
+		/* (a domain's input checks are the owner's code) */
+		mt_run_as_owner_begin(a->owner, &save_userid, &save_sec, &save_nestlevel);
 		foreach(lc, s->rows)
 		{
 			char	  **row = lfirst(lc);
@@ -359,6 +364,7 @@ named_keys(MtAnalysis *a, List *sources, bool *everything)
 				e->key.values[i] = mt_portable_convert(types[i], row[place[i]], false);
 			keys = lappend(keys, e);
 		}
+		mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
 	}
 	return keys;
 }
