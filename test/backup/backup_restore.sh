@@ -139,6 +139,12 @@ dumpb -Fc --data-only -f "$DUMPS/br_data.dump"
 check() {
     local q=$1 db=$2 cron=$3 got
     $q "$db" -c "$helpers" >/dev/null 2>&1 || true
+    # the restore is in the history (the worker takes up the tables of a
+    # data-only restore once it ended: all that follows reads them as taken up)
+    wait_t "$q" "$db" "SELECT count(DISTINCT table_name) = 4 FROM materialized_table.refresh_history
+                       WHERE trigger = 'RESTORE'" 30 ||
+        fail "$db: $($q "$db" -c "SELECT count(DISTINCT table_name) FROM materialized_table.refresh_history
+                                  WHERE trigger = 'RESTORE'") tables with their restore in the history"
     got=$($q "$db" -c "$catalog")
     [ "$got" = "$want_catalog" ] || fail "$db: catalog rows differ:
 $got
@@ -183,12 +189,7 @@ $want_catalog"
     got=$($q "$db" -c "SELECT status FROM materialized_table.refresh_history WHERE table_name = 'shop.daily_sales'::regclass
                         AND trigger = 'SCHEDULED' ORDER BY run_id DESC LIMIT 1")
     [ "$got" = SUCCEEDED ] || fail "$db: scheduled refresh: $got"
-    # the restore is in the history, and the CONTINUOUS tables follow a change
-    # (the worker takes up the tables of a data-only restore once it ended)
-    wait_t "$q" "$db" "SELECT count(DISTINCT table_name) = 4 FROM materialized_table.refresh_history
-                       WHERE trigger = 'RESTORE'" 30 ||
-        fail "$db: $($q "$db" -c "SELECT count(DISTINCT table_name) FROM materialized_table.refresh_history
-                                  WHERE trigger = 'RESTORE'") tables with their restore in the history"
+    # the CONTINUOUS tables follow a change
     $q "$db" -c "SELECT materialized_table.execute('ALTER MATERIALIZED TABLE shop.extremes RESUME')" >/dev/null
     $q "$db" -c "INSERT INTO shop.sales VALUES (100001, '2024-06-01', 3, 5, 999.99), (100002, '2024-06-09', 9, 1, 2000)"
     $q "$db" -c "UPDATE shop.sales SET amount = amount + 1 WHERE id % 10 = 0"
