@@ -299,6 +299,18 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_scalar_sublink FRESHNESS = INTERVAL '1' SECOND
     AS SELECT s.g, count(*) AS n, (SELECT count(*) FROM cont.c WHERE c.id = s.g) AS customers
          FROM cont.s GROUP BY s.g$$);
+-- grouped, the subquery correlated on a column that is no key of the
+-- result (TPC-H Q4): o's changes would name the regions of the customers
+-- they match, nearly all; the rows it aggregates are kept instead, by the
+-- customers o's changes name.  Control: grouped by that column, the rows
+-- of its values are recomputed
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_exists_groups FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, count(*) AS n FROM cont.c
+        WHERE EXISTS (SELECT FROM cont.o WHERE o.customer_id = c.id AND o.amount > 8) GROUP BY c.region;
+  CREATE MATERIALIZED TABLE k_exists_by_key FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, count(*) AS n FROM cont.c
+        WHERE EXISTS (SELECT FROM cont.o WHERE o.customer_id = c.id AND o.amount > 8) GROUP BY c.id$$);
 
 -- set-returning functions, LATERAL or in the result, and VALUES: their
 -- rows follow from the rows they are joined with

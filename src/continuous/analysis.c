@@ -35,7 +35,6 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -75,59 +74,6 @@ mt_analysis_sources(MtAnalysis *analysis)
 	foreach(lc, analysis->uses)
 		result = list_append_unique_oid(result, ((MtSourceUse *) lfirst(lc))->relid);
 	return result;
-}
-
-/*
- * Can evaluating this expression fail?  Only what surely cannot is let
- * through: columns, constants, widening casts of integers, AND/OR/NOT,
- * CASE, NULL tests and comparisons by btree operators (=, <, IN (...),
- * ...) of such.
- */
-static bool
-may_fail(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	switch (nodeTag(node))
-	{
-		case T_Var:
-		case T_Const:
-			return false;
-		case T_RelabelType:
-		case T_CaseExpr:
-		case T_CaseWhen:
-		case T_BoolExpr:
-		case T_NullTest:
-		case T_BooleanTest:
-		case T_List:
-			break;
-		case T_OpExpr:
-			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
-				return true;
-			break;
-		case T_ScalarArrayOpExpr:
-			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
-				return true;
-			break;
-		case T_FuncExpr:
-			/* casts that widen an integer (0 in "numeric_column < 0") */
-			switch (((FuncExpr *) node)->funcid)
-			{
-				case F_NUMERIC_INT2:
-				case F_NUMERIC_INT4:
-				case F_NUMERIC_INT8:
-				case F_INT4_INT2:
-				case F_INT8_INT2:
-				case F_INT8_INT4:
-					break;
-				default:
-					return true;
-			}
-			break;
-		default:
-			return true;
-	}
-	return expression_tree_walker(node, may_fail, context);
 }
 
 /* ---------------------------------------------------------------------
@@ -886,7 +832,7 @@ analyze_kept_subquery(Query *q, int rtindex, Oid viewid)
 }
 
 /*
- * The analysis of a global aggregate whose input rows are kept by keys
+ * The analysis of an aggregate query whose input rows are kept by keys
  * (mt_kept_rows_input_query); NULL when they cannot be, with *wanted the
  * sources that would let them be with REPLICA IDENTITY FULL.
  */
@@ -920,6 +866,61 @@ analyze_kept_input(Query *q, Oid viewid, List **wanted)
 		return NULL;
 	mt_kept_rows_prepare_input(a, q, body, vars);
 	a->reason = kept_reason(a, "the rows it aggregates");
+	return a;
+}
+
+/*
+ * The sources whose changes name no rows of the result by their own
+ * values: they recompute the whole table, or, read in a subquery, the rows
+ * of the rows it is correlated with, looked up.  (A join looked up, TPC-H
+ * Q16's, names the groups of rows it joins, which are often few.)
+ */
+static List *
+coarse_sources(MtAnalysis *a)
+{
+	List	   *relids = NIL;
+	ListCell   *lc;
+
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->full || (use->lookup_sql && use->in_subquery))
+			relids = list_append_unique_oid(relids, use->relid);
+	}
+	return relids;
+}
+
+/*
+ * A grouped query kept by keys (by_groups) where a source's changes reach
+ * the groups only through a correlated subquery, or not at all: TPC-H Q4's
+ * lines name the priorities of their orders, nearly every group at any
+ * change.
+ * Its input rows may be kept by keys finer than its groups (the orders),
+ * and the table computed from them (continuous/kept_rows.c), which costs
+ * an aggregate of the kept rows, not of the sources, each cycle.  Taken
+ * only when fewer of its sources are so; NULL otherwise.
+ */
+static MtAnalysis *
+analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
+{
+	List	   *coarse = coarse_sources(by_groups);
+	List	   *wanted = NIL;
+	List	   *still;
+	MtAnalysis *a;
+
+	/* (a column grouped by a key of its table is not one of the state's) */
+	if (coarse == NIL || q->limitCount || q->limitOffset || q->constraintDeps != NIL)
+		return NULL;
+	if ((a = analyze_kept_input(copyObject(q), viewid, &wanted)) == NULL)
+	{
+		/* asked for the old rows that would let them be kept */
+		by_groups->identity_wanted = list_concat_unique_oid(by_groups->identity_wanted, wanted);
+		return NULL;
+	}
+	still = coarse_sources(a);
+	if (list_difference_oid(still, coarse) != NIL || list_length(still) >= list_length(coarse))
+		return NULL;
 	return a;
 }
 
@@ -1081,10 +1082,10 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 			 * stop decoding for every table of the database, so only
 			 * expressions that cannot fail are evaluated there.
 			 */
-			a->fold_while_decoding = !may_fail(a->delta_quals, NULL) &&
-				!may_fail((Node *) a->group_exprs, NULL);
+			a->fold_while_decoding = !mt_may_fail(a->delta_quals, NULL) &&
+				!mt_may_fail((Node *) a->group_exprs, NULL);
 			foreach(lc, a->aggs)
-				if (may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
+				if (mt_may_fail((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, NULL))
 					a->fold_while_decoding = false;
 
 			/*
@@ -1153,6 +1154,13 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 		a->reason = psprintf("rows are recomputed for the changed values of %s",
 							 mt_name_list_text(a->keys));
 		add_lookups(&g, q, a);
+		if (!keys_only && q->groupClause != NIL)
+		{
+			MtAnalysis *finer = analyze_kept_groups(q, viewid, a);
+
+			if (finer)
+				return finer;
+		}
 		if (q->limitCount || q->limitOffset)
 		{
 			mt_kept_rows_prepare(a, q);

@@ -643,3 +643,58 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 		ChangeVarNodes((Node *) ((MtDeltaAgg *) lfirst(lc))->arg, rtindex, 1, 0);
 	return true;
 }
+
+/*
+ * mt_may_fail
+ *		Can evaluating this expression fail?  Only what surely cannot is
+ *		let through: columns, constants, widening casts of integers,
+ *		AND/OR/NOT, CASE, NULL tests and comparisons by btree operators (=,
+ *		<, IN (...), ...) of such.  (Changed rows are folded as they are
+ *		decoded only where nothing can fail.)
+ */
+bool
+mt_may_fail(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+			return false;
+		case T_RelabelType:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_List:
+			break;
+		case T_OpExpr:
+			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		case T_ScalarArrayOpExpr:
+			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
+				return true;
+			break;
+		case T_FuncExpr:
+			/* casts that widen an integer (0 in "numeric_column < 0") */
+			switch (((FuncExpr *) node)->funcid)
+			{
+				case F_NUMERIC_INT2:
+				case F_NUMERIC_INT4:
+				case F_NUMERIC_INT8:
+				case F_INT4_INT2:
+				case F_INT8_INT2:
+				case F_INT8_INT4:
+					break;
+				default:
+					return true;
+			}
+			break;
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, mt_may_fail, context);
+}

@@ -41,6 +41,7 @@
 #include "mt/utils/extension.h"
 #include "mt/utils/spi_plans.h"
 #include "mt/utils/sql.h"
+#include "mt/utils/string_key.h"
 #include "mt/utils/subxact.h"
 
 /* a LIMIT or OFFSET whose value a change of the sources could change */
@@ -293,9 +294,10 @@ input_column_name(Var *v, List *rtable, List *taken)
 
 /*
  * mt_kept_rows_input_query
- *		Query q aggregates all its rows (no GROUP BY): the rows it
- *		aggregates, each column of its level it reads (in its WHERE and
- *		subqueries too, which may name keys) as a column of their own; NULL
+ *		The rows aggregate query q aggregates (all of them, or by its
+ *		GROUP BY, whose items read them as its result does): each column
+ *		of its level it reads (in its WHERE and subqueries too, which may
+ *		name keys) as a column of their own; NULL
  *		if they cannot be kept (a whole-row reference, a subquery or window
  *		in what q computes from them).  *vars: those columns' Vars.
  */
@@ -307,13 +309,14 @@ mt_kept_rows_input_query(Query *q, List **vars)
 	List	   *names = NIL;
 	ListCell   *lc;
 
-	if (q->groupClause || q->groupingSets || q->hasWindowFuncs || q->setOperations ||
+	if (q->groupingSets || q->hasWindowFuncs || q->setOperations ||
 		q->hasTargetSRFs || q->cteList || q->rowMarks ||
 		checkExprHasSubLink((Node *) q->targetList) || checkExprHasSubLink(q->havingQual))
 		return NULL;
 	c.ok = true;
 	c.rtable = q->rtable;
-	(void) query_tree_walker(q, collect_vars_walker, &c, 0);
+	/* (not the columns a JOIN lists as its own: they are all of its sides') */
+	(void) query_tree_walker(q, collect_vars_walker, &c, QTW_IGNORE_JOINALIASES);
 	if (!c.ok || c.vars == NIL)
 		return NULL;
 	body = copyObject(q);
@@ -328,6 +331,8 @@ mt_kept_rows_input_query(Query *q, List **vars)
 												   foreach_current_index(lc) + 1, name, false));
 	}
 	body->hasAggs = false;
+	body->groupClause = NIL;
+	body->groupDistinct = false;
 	body->havingQual = NULL;
 	body->sortClause = NIL;
 	body->distinctClause = NIL;
@@ -376,7 +381,7 @@ map_input_mutator(Node *node, InputMapper *m)
  * mt_kept_rows_prepare_input
  *		The state keeps body, the rows global aggregate q reads (made by
  *		mt_kept_rows_input_query, with vars); the derived view is q over the
- *		state: its aggregates and HAVING of the state's columns.
+ *		state: its groups, aggregates and HAVING of the state's columns.
  */
 void
 mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
@@ -401,6 +406,29 @@ mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
 	outer->havingQual = map_input_mutator(outer->havingQual, &m);
 	outer->hasSubLinks = false;
 	mt_kept_rows_prepare_subquery(a, outer, 1, body);
+
+	/* the groups, where they are columns of the state the result shows */
+	a->group_is_key = outer->groupClause != NIL;
+	foreach(lc, outer->groupClause)
+	{
+		SortGroupClause *sgc = lfirst(lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, outer->targetList);
+
+		if (tle->resjunk || !IsA(tle->expr, Var))
+		{
+			a->group_is_key = false;
+			continue;
+		}
+		a->group_columns = lappend(a->group_columns,
+								   pstrdup(strVal(list_nth(colnames, ((Var *) tle->expr)->varattno - 1))));
+		a->group_results = lappend(a->group_results, pstrdup(tle->resname));
+	}
+	/* (a filter's key tuples have at most 31 columns) */
+	if (list_length(a->group_columns) > 31)
+	{
+		a->group_columns = a->group_results = NIL;
+		a->group_is_key = false;
+	}
 }
 
 static char *
@@ -562,6 +590,22 @@ mt_kept_rows_create_objects(Oid relid, MtAnalysis *a)
 	}
 	if (a->top_index)
 		mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, a->top_index), SPI_OK_UTILITY);
+	/* the rows of the groups a cycle rewrites are read from it */
+	if (a->group_columns != NIL && list_length(a->group_columns) <= INDEX_MAX_KEYS &&
+		!list_member(firsts, makeString(linitial(a->group_columns))))
+	{
+		resetStringInfo(&keys);
+		foreach(lc, a->group_columns)
+		{
+			TargetEntry *tle = body_column(a, lfirst(lc));
+
+			if (tle == NULL || !indexable(exprType((Node *) tle->expr)))
+				break;
+			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(lfirst(lc)));
+		}
+		if (lc == NULL)
+			mt_spi_exec(psprintf("CREATE INDEX ON %s (%s)", state, keys.data), SPI_OK_UTILITY);
+	}
 	CommandCounterIncrement();
 	/* as its reader, the table's owner: it may read the query's sources too */
 	mt_spi_exec(psprintf("CREATE VIEW %s WITH (security_invoker = true) AS %s", hidden_name("derived_", relid),
@@ -606,11 +650,46 @@ parallel_rebuild(Oid stateid, TupleDesc desc)
 	return parallel;
 }
 
+typedef struct GroupsSeen
+{
+	HTAB	   *seen;			/* MtStringKey entries */
+	List	   *groups;			/* char **, each group once */
+	MemoryContext cxt;
+} GroupsSeen;
+
+/* The groups of the state's rows a statement returned, kept once each. */
+static void
+note_groups(GroupsSeen *g, int ncols)
+{
+	MemoryContext old = MemoryContextSwitchTo(g->cxt);
+
+	if (g->seen == NULL)
+		g->seen = mt_string_key_create("materialized_table kept groups", 64,
+									   sizeof(MtStringKey), g->cxt);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		char	  **values = palloc(sizeof(char *) * ncols);
+		MtStringKey probe = {0, ncols, values};
+		bool		found;
+
+		for (int c = 0; c < ncols; c++)
+			values[c] = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, c + 1);
+		(void) hash_search(g->seen, &probe, HASH_ENTER, &found);
+		if (!found)
+			g->groups = lappend(g->groups, values);
+		else
+			pfree(values);
+	}
+	MemoryContextSwitchTo(old);
+}
+
 /*
  * mt_kept_rows_refresh
  *		Replace the state's rows of the keys the filter names (NIL: all of
  *		them) with the query's, as the table's owner, then the table's rows
- *		with the state's first ones.  Returns what was written to the table.
+ *		with the state's first ones, or, of a query grouped over the state,
+ *		the rows of the groups the replaced rows are in.  Returns what was
+ *		written to the table.
  */
 MtRefreshCounts
 mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
@@ -628,6 +707,9 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 	int			save_sec;
 	int			save_nestlevel;
 	MtRefreshRequest req = {0};
+	bool		by_groups;
+	const char *returning = "";
+	GroupsSeen	groups = {NULL, NIL, CurrentMemoryContext};
 
 	if (!OidIsValid(stateid))
 	{
@@ -636,6 +718,17 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 		filter = NIL;
 	}
 	state = hidden_name("state_", relid);
+	by_groups = filter != NIL && a->group_columns != NIL;
+	if (by_groups)
+	{
+		StringInfoData cols;
+		ListCell   *lc;
+
+		initStringInfo(&cols);
+		foreach(lc, a->group_columns)
+			appendStringInfo(&cols, "%ss.%s", cols.len ? ", " : "", quote_identifier(lfirst(lc)));
+		returning = psprintf(" RETURNING %s", cols.data);
+	}
 	rel = table_open(stateid, AccessShareLock);
 	desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	table_close(rel, AccessShareLock);
@@ -650,9 +743,12 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 	}
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s", state, where_state),
-							  nparams, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s s%s%s", state, where_state, returning),
+							  nparams, argtypes, values, NULL, false, 0) !=
+		(by_groups ? SPI_OK_DELETE_RETURNING : SPI_OK_DELETE))
 		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
+	if (by_groups)
+		note_groups(&groups, list_length(a->group_columns));
 	if (filter == NIL && parallel_rebuild(stateid, desc))
 	{
 		/* all of them: read by a query that may run in parallel */
@@ -664,11 +760,15 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 			elog(ERROR, "could not compute the state of \"%s\"", get_rel_name(relid));
 		mt_spi_insert_result(state);
 	}
-	else if (SPI_execute_with_args(psprintf("INSERT INTO %s %s", state,
+	else if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s %s%s", state,
 											mt_filter_select(psprintf("SELECT * FROM (%s) r", a->body_sql),
-															 filter, "r", desc, argtypes)),
-								   nparams, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+															 filter, "r", desc, argtypes),
+											returning),
+								   nparams, argtypes, values, NULL, false, 0) !=
+			 (by_groups ? SPI_OK_INSERT_RETURNING : SPI_OK_INSERT))
 		elog(ERROR, "could not replace the rows of the state of \"%s\"", get_rel_name(relid));
+	if (by_groups)
+		note_groups(&groups, list_length(a->group_columns));
 	MT_INTERNAL_END();
 	SPI_finish();
 	mt_run_as_owner_end(save_userid, save_sec, save_nestlevel);
@@ -676,5 +776,15 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 
 	req.relid = relid;
 	req.source_view = mt_hidden_relid("derived_", relid);
+	if (by_groups)
+	{
+		MtRefreshCounts none = {0};
+
+		/* no row of the state changed: neither did a group */
+		if (groups.groups == NIL)
+			return none;
+		req.filter = mt_filter_of_keys(a->group_results, groups.groups);
+		req.by_key = a->group_is_key;
+	}
 	return mt_refresh_rows(&req);
 }

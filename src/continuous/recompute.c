@@ -388,6 +388,32 @@ column_ndistinct(Oid relid, const char *column, double rows)
  * of the share of each column's values it holds.  Without statistics a key
  * is taken to name one row.
  */
+/*
+ * The rows of the largest source whose changes name keys of a table over
+ * kept rows: a full pass reads them, where each key rereads the few rows
+ * it names, however few of them the state keeps (TPC-H Q4 keeps the
+ * orders of one quarter, and a changed line names its order anyway).
+ */
+static double
+kept_sources_rows(ContTable *t)
+{
+	double		rows = 0;
+	ListCell   *lc;
+
+	foreach(lc, t->analysis->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		HeapTuple	tup;
+
+		if (use->full || !OidIsValid(use->relid) ||
+			!HeapTupleIsValid(tup = SearchSysCache1(RELOID, ObjectIdGetDatum(use->relid))))
+			continue;
+		rows = Max(rows, ((Form_pg_class) GETSTRUCT(tup))->reltuples);
+		ReleaseSysCache(tup);
+	}
+	return rows;
+}
+
 static bool
 too_many_keys(ContTable *t, List *filter, int64 nkeys)
 {
@@ -403,6 +429,8 @@ too_many_keys(ContTable *t, List *filter, int64 nkeys)
 		rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
 		ReleaseSysCache(tup);
 	}
+	if (t->analysis->rows_kept && nkeys <= kept_sources_rows(t) / 10)
+		return false;
 	foreach(lf, filter)
 	{
 		double		share = 1;

@@ -212,6 +212,12 @@ typedef struct MtAnalysis
 								 * view is with the state in its place */
 	int			outer_rtindex;	/* ... at this range table entry, */
 	char	   *outer_cte;		/* ... or wherever it reads this WITH query */
+	List	   *group_columns;	/* grouped over its input rows: the state's
+								 * columns it groups by and shows (char *), */
+	List	   *group_results;	/* ... its result columns of them: a cycle
+								 * rewrites the groups of the rows it
+								 * replaced, */
+	bool		group_is_key;	/* ... which are all it groups by */
 } MtAnalysis;
 
 #define MT_GROUPING_SET_COLUMN	"__mt_set"

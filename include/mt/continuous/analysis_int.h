@@ -56,5 +56,6 @@ extern List *mt_reachable(MtGraph *g, MtVarRef start);
 
 /* analysis_deltas.c */
 extern bool mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a);
+extern bool mt_may_fail(Node *node, void *context);
 
 #endif							/* MT_CONTINUOUS_ANALYSIS_INT_H */
