@@ -871,12 +871,12 @@ analyze_kept_input(Query *q, Oid viewid, List **wanted)
 
 /*
  * The sources whose changes name no rows of the result by their own
- * values: they recompute the whole table, or, read in a subquery, the rows
- * of the rows it is correlated with, looked up.  (A join looked up, TPC-H
- * Q16's, names the groups of rows it joins, which are often few.)
+ * values: they recompute the whole table, or the rows of the rows they
+ * are correlated with (read in a subquery) or, with joins, join, looked
+ * up.
  */
 static List *
-coarse_sources(MtAnalysis *a)
+coarse_sources(MtAnalysis *a, bool joins)
 {
 	List	   *relids = NIL;
 	ListCell   *lc;
@@ -885,32 +885,51 @@ coarse_sources(MtAnalysis *a)
 	{
 		MtSourceUse *use = lfirst(lc);
 
-		if (use->full || (use->lookup_sql && use->in_subquery))
+		if (use->full || (use->lookup_sql && (joins || use->in_subquery)))
 			relids = list_append_unique_oid(relids, use->relid);
 	}
 	return relids;
 }
 
+/* Does q group by a column it shows (which can name groups of its rows)? */
+static bool
+groups_by_shown_column(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+
+		if (!tle->resjunk && IsA(tle->expr, Var))
+			return true;
+	}
+	return false;
+}
+
 /*
  * A grouped query kept by keys (by_groups) where a source's changes reach
- * the groups only through a correlated subquery, or not at all: TPC-H Q4's
- * lines name the priorities of their orders, nearly every group at any
- * change.
- * Its input rows may be kept by keys finer than its groups (the orders),
- * and the table computed from them (continuous/kept_rows.c), which costs
- * an aggregate of the kept rows, not of the sources, each cycle.  Taken
- * only when fewer of its sources are so; NULL otherwise.
+ * the groups only through another source, or not at all: TPC-H Q4's lines
+ * name the priorities of their orders (nearly every group at any change),
+ * Q16's supplies the brands, types and sizes of their parts.  Its input
+ * rows may be kept by finer keys (the orders, the supplies), the table
+ * computed from them (continuous/kept_rows.c): a cycle reads the changed
+ * rows from the sources, the groups they are in from the state.  Only when
+ * fewer sources are so, and where only joins were looked up (they name
+ * few groups), when a cycle rewrites only those groups; NULL otherwise.
  */
 static MtAnalysis *
 analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
 {
-	List	   *coarse = coarse_sources(by_groups);
+	List	   *coarse = coarse_sources(by_groups, true);
+	bool		joins_only = coarse_sources(by_groups, false) == NIL;
 	List	   *wanted = NIL;
 	List	   *still;
 	MtAnalysis *a;
 
 	/* (a column grouped by a key of its table is not one of the state's) */
-	if (coarse == NIL || q->limitCount || q->limitOffset || q->constraintDeps != NIL)
+	if (coarse == NIL || q->limitCount || q->limitOffset || q->constraintDeps != NIL ||
+		(joins_only && !groups_by_shown_column(q)))
 		return NULL;
 	if ((a = analyze_kept_input(copyObject(q), viewid, &wanted)) == NULL)
 	{
@@ -918,7 +937,7 @@ analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
 		by_groups->identity_wanted = list_concat_unique_oid(by_groups->identity_wanted, wanted);
 		return NULL;
 	}
-	still = coarse_sources(a);
+	still = coarse_sources(a, true);
 	if (list_difference_oid(still, coarse) != NIL || list_length(still) >= list_length(coarse))
 		return NULL;
 	return a;
