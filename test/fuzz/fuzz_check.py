@@ -44,15 +44,17 @@ CONSISTENCY = [
                                            WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
                                              AND d.refclassid = 'pg_class'::regclass
                                              AND d.refobjid = t.relid::oid AND d.deptype = 'i'))""",
-    # a state table and its derived view belong to a CONTINUOUS table kept by deltas
+    # a state table and its derived view belong to a CONTINUOUS table kept by
+    # deltas, or by keys over rows kept in a hidden table (its reason says so)
     f"""SELECT format('hidden object %s.%s belongs to table %s, which is %s (%s)', '{INTERNAL}', c.relname,
-                      t.relid::oid, t.refresh_mode, coalesce(s.strategy, 'no continuous_state row'))
+                      t.relid::oid, t.refresh_mode, coalesce(s.strategy || ': ' || s.reason, 'no continuous_state row'))
           FROM pg_class c
           JOIN {INTERNAL}.mt_table t ON t.id = substring(c.relname FROM '[0-9]+$')::bigint
           LEFT JOIN {INTERNAL}.continuous_state s ON s.relid = t.relid::oid
          WHERE c.relnamespace = '{INTERNAL}'::regnamespace
            AND c.relname ~ '^(state|derived)_[0-9]+$'
-           AND (t.refresh_mode <> 'CONTINUOUS' OR s.strategy IS DISTINCT FROM 'DELTAS')""",
+           AND (t.refresh_mode <> 'CONTINUOUS' OR s.strategy IS NULL OR s.strategy = 'FULL'
+                OR (s.strategy = 'KEYS' AND s.reason NOT LIKE '%kept in a hidden table%'))""",
     # every continuous_state row belongs to a CONTINUOUS table, and every
     # CONTINUOUS table has one
     f"""SELECT format('continuous_state row of %s: %s', s.relid,

@@ -115,6 +115,14 @@ CREATE MATERIALIZED TABLE load.kept_cte FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.kept_input FRESHNESS = INTERVAL '1' SECOND AS
   SELECT count(DISTINCT customer_id) AS buyers, string_agg(DISTINCT ds::text, ',' ORDER BY ds::text) AS days
   FROM load.orders WHERE amount > 95;
+-- the rows of grouped queries kept by the keys their changes name: through
+-- a correlated subquery (TPC-H Q4) and through a join (Q16)
+CREATE MATERIALIZED TABLE load.kept_groups FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.region, count(*) AS customers FROM load.customers c
+  WHERE EXISTS (SELECT FROM load.orders o WHERE o.customer_id = c.id AND o.amount > 50) GROUP BY c.region;
+CREATE MATERIALIZED TABLE load.kept_join_groups FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.region, count(DISTINCT o.ds) AS days, max(o.amount) AS top
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY c.region;
 -- grouping sets kept by deltas, of one table and of a join
 CREATE MATERIALIZED TABLE load.rollup FRESHNESS = INTERVAL '1' SECOND AS
   SELECT grp % 5 AS grp5, grp, count(*) AS n, sum(balance) AS total, grouping(grp % 5, grp) AS level
