@@ -271,6 +271,21 @@ else
     fi
     record diff "FAIL (log: $DIFF_LOG, reproducers: $DIR/diff/out)"
 fi
+# Seeds whose first queries once failed, where no shrunk script replays the
+# failure (it needs the group's other tables): seed 3's first 50 lost the
+# rows of a TRUNCATE committed while a batch was decoded (the caches
+# decoding rebuilt stood for the catalogs before it: continuous/decoding.c).
+for run in 3:50; do
+    seed=${run%%:*} queries=${run#*:}
+    if MT_DIFF_PORT=$((PORT + 9)) MT_DIFF_DIR=$DIR/diff_$seed MT_DIFF_SEED=$seed MT_DIFF_QUERIES=$queries \
+            bash test/diff/run.sh >"$DIR/diff_$seed.log" 2>&1; then
+        grep -E '^mt_diff: [0-9]+ queries' "$DIR/diff_$seed.log" | tail -1
+        record "diff_seed$seed" PASS
+    else
+        sed -n '/^=== [0-9]* failed tables/,$p' "$DIR/diff_$seed.log"
+        record "diff_seed$seed" "FAIL (log: $DIR/diff_$seed.log, reproducers: $DIR/diff_$seed/out)"
+    fi
+done
 
 # --- 10. TPC-H smoke --------------------------------------------------------------
 # The 22 TPC-H queries at SF 0.01 as CONTINUOUS tables, each checked against

@@ -591,6 +591,7 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 	MemoryContext old;
 	ListCell   *lc;
 	bool		relevant = false;
+	bool		counted = false;
 	int			side;
 
 	if (w->interests == NULL)
@@ -605,11 +606,19 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		Interest   *in = lfirst(lc);
 		ContTable  *t = in->table;
 
-		if (!t->synced || t->full || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
+		if (!t->synced || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
+
+		/*
+		 * (of a table recomputed, too: the recompute must see the change, or
+		 * the next batch starts past it)
+		 */
 		relevant = true;
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
+		if (t->full)
+			continue;
+		counted = true;
 		if ((side = side_of(t, in->use->relid)) > 0)
 		{
 			side_change(t, side, in, rel, action, oldtup, newtup, txn->xid);
@@ -695,13 +704,26 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		}
 	}
 	if (relevant)
-	{
-		/* TransactionIds kept in an OID list: both are 32-bit */
-		if (w->batch_xids == NIL || (TransactionId) llast_oid(w->batch_xids) != txn->xid)
-			w->batch_xids = lappend_oid(w->batch_xids, (Oid) txn->xid);
-		if (++w->batch_changes > MAX_BATCH_CHANGES)
-			w->batch_full = true;
-	}
+		mt_cont_note_batch_xid(w, txn->xid);
+	if (counted && ++w->batch_changes > MAX_BATCH_CHANGES)
+		w->batch_full = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The batch has work from transaction xid: the snapshots that apply it
+ * must see it committed (wait_for_visibility).  A recompute that does not
+ * may even read a relation the transaction truncated, its new file, as of
+ * before the transaction: empty.
+ */
+void
+mt_cont_note_batch_xid(ContWorker *w, TransactionId xid)
+{
+	MemoryContext old = MemoryContextSwitchTo(w->batch_context);
+
+	/* TransactionIds kept in an OID list: both are 32-bit */
+	if (w->batch_xids == NIL || (TransactionId) llast_oid(w->batch_xids) != xid)
+		w->batch_xids = lappend_oid(w->batch_xids, (Oid) xid);
 	MemoryContextSwitchTo(old);
 }
 
@@ -723,6 +745,7 @@ mt_cont_sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel)
 		if (!t->synced || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
 		mt_cont_table_gives_up(t);
+		mt_cont_note_batch_xid(w, txn->xid);
 		if (t->oldest == 0 || txn->xact_time.commit_time < t->oldest)
 			t->oldest = txn->xact_time.commit_time;
 	}

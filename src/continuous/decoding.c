@@ -325,9 +325,8 @@ transaction_lost(ContWorker *w, TransactionId xid, TimestampTz commit_time, Erro
 		if (t->oldest == 0 || commit_time < t->oldest)
 			t->oldest = commit_time;
 	}
-	if (w->batch_xids == NIL || (TransactionId) llast_oid(w->batch_xids) != xid)
-		w->batch_xids = lappend_oid(w->batch_xids, (Oid) xid);
 	MemoryContextSwitchTo(old);
+	mt_cont_note_batch_xid(w, xid);
 	ereport(LOG,
 			(errmsg("materialized_table worker could not decode transaction %u", xid),
 			 errdetail("Decoding it failed: %s", edata->message),
@@ -398,12 +397,14 @@ mt_cont_decode_batch(ContWorker *w)
 		 * catalog change before its message): without one since the last
 		 * batch, the caches are kept, and so are the plans made from them.
 		 */
-		if (!w->caches_fit_for_decoding || SharedInvalidMessageCounter != w->decoding_inval_count)
+		bool		moved = SharedInvalidMessageCounter != w->decoding_inval_count;
+		uint64		before = SharedInvalidMessageCounter;
+
+		if (!w->caches_fit_for_decoding || moved)
 		{
 			InvalidateSystemCaches();
 			w->caches_fit_for_decoding = true;
 		}
-		w->decoding_inval_count = SharedInvalidMessageCounter;
 		while (w->decoding->reader->EndRecPtr < end_of_wal && !w->batch_full)
 		{
 			char	   *errm = NULL;
@@ -420,6 +421,20 @@ mt_cont_decode_batch(ContWorker *w)
 			decode_record(w);
 			CHECK_FOR_INTERRUPTS();
 		}
+
+		/*
+		 * And the other way: what decoding built stands for the catalogs as
+		 * of the changes it decoded.  A catalog change committed past the
+		 * batch's end, its message read before or while decoding, would be
+		 * hidden from the apply, which sees the change itself: a TRUNCATE's
+		 * rows, read from the relation's old file, emptied at its commit.
+		 */
+		if (moved || SharedInvalidMessageCounter != before)
+		{
+			InvalidateSystemCaches();
+			w->caches_fit_for_decoding = false;
+		}
+		w->decoding_inval_count = SharedInvalidMessageCounter;
 	}
 	PG_FINALLY();
 	{

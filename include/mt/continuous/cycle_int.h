@@ -181,8 +181,9 @@ typedef struct ContWorker
 	MtDecodeSink sink;
 
 	/*
-	 * SharedInvalidMessageCounter when the caches were last made fit for
-	 * decoding; caches_fit_for_decoding is false until the first time.
+	 * SharedInvalidMessageCounter at the end of the last decoding (see
+	 * mt_cont_decode_batch); caches_fit_for_decoding: nothing in the caches
+	 * was built from today's catalogs (false until the first decoding).
 	 */
 	uint64		decoding_inval_count;
 	bool		caches_fit_for_decoding;
@@ -233,6 +234,7 @@ extern void mt_cont_interests_reset(ContWorker *w);
 extern void mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 								HeapTuple oldtup, HeapTuple newtup);
 extern void mt_cont_sink_truncate(void *arg, ReorderBufferTXN *txn, Relation rel);
+extern void mt_cont_note_batch_xid(ContWorker *w, TransactionId xid);
 extern void mt_cont_sink_commit(void *arg, ReorderBufferTXN *txn, XLogRecPtr commit_lsn);
 extern void mt_cont_batch_reset(ContWorker *w);
 extern void mt_cont_forget_batch_work(ContTable *t);
