@@ -726,20 +726,6 @@ add_lookups(MtGraph *g, Query *q, MtAnalysis *a)
 
 static MtAnalysis *analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only);
 
-/* Does each name of the list stand once (the state's columns)? */
-static bool
-names_distinct(List *names)
-{
-	ListCell   *lc;
-	ListCell   *ln;
-
-	foreach(lc, names)
-		foreach(ln, names)
-			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
-				return false;
-	return true;
-}
-
 /*
  * The analysis by keys of sub, rows below a query that are to be kept
  * (continuous/kept_rows.c), its result columns named names; NULL if sub is
@@ -807,7 +793,7 @@ kept_subquery(Query *q, Oid viewid)
 		rte->subquery->limitCount || rte->subquery->limitOffset)
 		return 0;
 	/* its columns become the state's: each must have a name of its own */
-	if (!names_distinct(rte->eref->colnames))
+	if (!mt_names_distinct(rte->eref->colnames))
 		return 0;
 	return ref->rtindex;
 }
@@ -891,22 +877,6 @@ coarse_sources(MtAnalysis *a, bool joins)
 	return relids;
 }
 
-/* Does q group by a column it shows (which can name groups of its rows)? */
-static bool
-groups_by_shown_column(Query *q)
-{
-	ListCell   *lc;
-
-	foreach(lc, q->groupClause)
-	{
-		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
-
-		if (!tle->resjunk && IsA(tle->expr, Var))
-			return true;
-	}
-	return false;
-}
-
 /*
  * A grouped query kept by keys (by_groups) where a source's changes reach
  * the groups only through another source, or not at all: TPC-H Q4's lines
@@ -916,7 +886,8 @@ groups_by_shown_column(Query *q)
  * computed from them (continuous/kept_rows.c): a cycle reads the changed
  * rows from the sources, the groups they are in from the state.  Only when
  * fewer sources are so, and where only joins were looked up (they name
- * few groups), when a cycle rewrites only those groups; NULL otherwise.
+ * few groups), when a cycle rewrites only those groups (of a LIMIT, all
+ * of them: TPC-H Q21); NULL otherwise.
  */
 static MtAnalysis *
 analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
@@ -928,8 +899,8 @@ analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
 	MtAnalysis *a;
 
 	/* (a column grouped by a key of its table is not one of the state's) */
-	if (coarse == NIL || q->limitCount || q->limitOffset || q->constraintDeps != NIL ||
-		(joins_only && !groups_by_shown_column(q)))
+	if (coarse == NIL || q->constraintDeps != NIL ||
+		(joins_only && !mt_groups_by_shown_column(q)))
 		return NULL;
 	if ((a = analyze_kept_input(copyObject(q), viewid, &wanted)) == NULL)
 	{
@@ -940,6 +911,9 @@ analyze_kept_groups(Query *q, Oid viewid, MtAnalysis *by_groups)
 	still = coarse_sources(a, true);
 	if (list_difference_oid(still, coarse) != NIL || list_length(still) >= list_length(coarse))
 		return NULL;
+	if (q->limitCount || q->limitOffset)
+		a->reason = psprintf("%s; the table, the first groups by its ORDER BY, is computed from all of them",
+							 a->reason);
 	return a;
 }
 
@@ -965,7 +939,7 @@ analyze_kept_cte(Query *q, Oid viewid)
 		((Query *) cte->ctequery)->cteList != NIL ||
 		((Query *) cte->ctequery)->limitCount || ((Query *) cte->ctequery)->limitOffset)
 		return NULL;
-	if (!names_distinct(cte->ctecolnames))
+	if (!mt_names_distinct(cte->ctecolnames))
 		return NULL;
 	sub = copyObject((Query *) cte->ctequery);
 	/* what the query reads beside the WITH query */
@@ -1170,6 +1144,7 @@ analyze_query(Query *q, Oid viewid, Oid relid, bool keys_only)
 	else
 	{
 		a->strategy = MT_STRATEGY_KEYS;
+		mt_coarsen_key_uses(a);
 		a->reason = psprintf("rows are recomputed for the changed values of %s",
 							 mt_name_list_text(a->keys));
 		add_lookups(&g, q, a);

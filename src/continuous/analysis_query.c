@@ -21,6 +21,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/lsyscache.h"
@@ -522,4 +523,34 @@ mt_reachable(MtGraph *g, MtVarRef start)
 		}
 	}
 	return seen;
+}
+
+/* Does each name of the list stand once (the state's columns)? */
+bool
+mt_names_distinct(List *names)
+{
+	ListCell   *lc;
+	ListCell   *ln;
+
+	foreach(lc, names)
+		foreach(ln, names)
+			if (lc != ln && strcmp(strVal(lfirst(lc)), strVal(lfirst(ln))) == 0)
+				return false;
+	return true;
+}
+
+/* Does q group by a column it shows (which can name groups of its rows)? */
+bool
+mt_groups_by_shown_column(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+
+		if (!tle->resjunk && IsA(tle->expr, Var))
+			return true;
+	}
+	return false;
 }

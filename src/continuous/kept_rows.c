@@ -407,7 +407,13 @@ mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
 	outer->hasSubLinks = false;
 	mt_kept_rows_prepare_subquery(a, outer, 1, body);
 
-	/* the groups, where they are columns of the state the result shows */
+	/*
+	 * the groups, where they are columns of the state the result shows --
+	 * unless the result is the first of them (a group changed may enter or
+	 * leave it, and move others in or out)
+	 */
+	if (outer->limitCount || outer->limitOffset)
+		return;
 	a->group_is_key = outer->groupClause != NIL;
 	foreach(lc, outer->groupClause)
 	{

@@ -486,3 +486,122 @@ mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed
 	PG_END_TRY();
 	return result;
 }
+
+/* The name of attno's key column in use: of those it gives, the first in keys. */
+static Node *
+canonical_name(MtSourceUse *use, AttrNumber attno, List *keys)
+{
+	Node	   *best = NULL;
+	int			best_pos = -1;
+	ListCell   *la;
+	ListCell   *lk;
+
+	forboth(la, use->attnums, lk, use->key_columns)
+	{
+		int			pos = 0;
+		ListCell   *lw;
+
+		if (lfirst_int(la) != attno)
+			continue;
+		foreach(lw, keys)
+		{
+			if (equal(lfirst(lw), lfirst(lk)))
+				break;
+			pos++;
+		}
+		if (best == NULL || pos < best_pos)
+		{
+			best = lfirst(lk);
+			best_pos = pos;
+		}
+	}
+	return best;
+}
+
+/* A use whose key columns are plain columns of its relation. */
+static bool
+coarsenable(MtSourceUse *use)
+{
+	return !use->full && use->lookup_sql == NULL && use->key_sql == NULL && use->attnums != NIL;
+}
+
+/*
+ * mt_coarsen_key_uses
+ *		Fewer key columns for uses of a query read by several, so that their
+ *		families are one filter an index serves.  Any subset of a use's key
+ *		columns names a superset of the rows its changes reach: the rows of
+ *		those keys are replaced, however many more they are.
+ *
+ * A column a use gives twice (two result columns equal by a join: TPC-H
+ * Q21's l_orderkey and o_orderkey) is kept once, under the name that comes
+ * first in a->keys, so that uses of it agree.  A use whose columns include
+ * the one column another use of its relation names (the l_orderkey of a
+ * subquery correlated on it) is narrowed to that column: the other use's
+ * family already replaces every row those changed rows have there, so its
+ * finer key saves nothing, and the two become one family of one column
+ * (mt_cont_keys_filter merges them), rather than a filter of many columns
+ * no index serves.  A query of one use is left as it is (its key may be
+ * the table's whole row: continuous/apply.c).
+ */
+void
+mt_coarsen_key_uses(MtAnalysis *a)
+{
+	ListCell   *lc;
+
+	if (list_length(a->uses) < 2)
+		return;
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		List	   *attnums = NIL;
+		List	   *columns = NIL;
+		ListCell   *la;
+
+		if (!coarsenable(use))
+			continue;
+		foreach(la, use->attnums)
+		{
+			if (list_member_int(attnums, lfirst_int(la)))
+				continue;
+			attnums = lappend_int(attnums, lfirst_int(la));
+			columns = lappend(columns, canonical_name(use, lfirst_int(la), a->keys));
+		}
+		use->attnums = attnums;
+		use->key_columns = columns;
+	}
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+		ListCell   *lo;
+
+		if (!coarsenable(use) || list_length(use->attnums) < 2)
+			continue;
+		foreach(lo, a->uses)
+		{
+			MtSourceUse *other = lfirst(lo);
+			int			pos = -1;
+			ListCell   *la;
+
+			if (other == use || !coarsenable(other) || list_length(other->attnums) != 1 ||
+				other->relid != use->relid || other->inh != use->inh)
+				continue;
+			foreach(la, use->attnums)
+				if (lfirst_int(la) == linitial_int(other->attnums))
+					pos = foreach_current_index(la);
+			if (pos < 0)
+				continue;
+			use->attnums = list_make1_int(list_nth_int(use->attnums, pos));
+			use->key_columns = list_make1(list_nth(use->key_columns, pos));
+			break;
+		}
+	}
+	/* what the reason names */
+	a->keys = NIL;
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (!use->full && use->lookup_sql == NULL)
+			a->keys = list_concat_unique(a->keys, use->key_columns);
+	}
+}

@@ -242,6 +242,33 @@ any_null(char **values, int n)
 	return false;
 }
 
+/*
+ * Families of one and the same column are one (mt_coarsen_key_uses makes
+ * them): their values together, a single condition an index serves.
+ */
+static List *
+add_family(List *families, MtFilterFamily *family)
+{
+	MtFilterColumn *col = linitial(family->columns);
+	ListCell   *lf;
+
+	if (list_length(family->columns) == 1)
+		foreach(lf, families)
+		{
+			MtFilterFamily *f = lfirst(lf);
+			MtFilterColumn *c = linitial(f->columns);
+
+			if (list_length(f->columns) != 1 || f->rowwise || family->rowwise ||
+				strcmp(c->name, col->name) != 0)
+				continue;
+			c->values = list_concat(c->values, col->values);
+			c->has_null |= col->has_null;
+			c->values = mt_filter_values_once(c);
+			return families;
+		}
+	return lappend(families, family);
+}
+
 /* Keys written by the batch or kept earlier, as the engine's filter. */
 static List *
 keys_filter(ContTable *t, List *logged)
@@ -260,6 +287,7 @@ keys_filter(ContTable *t, List *logged)
 		int			n = list_length(use->key_columns);
 		int			i;
 		bool		any = false;
+		bool		stale = false;
 
 		/* (a lookup use's values became its keyed use's keys) */
 		if (use->full || use->lookup_sql)
@@ -329,9 +357,14 @@ keys_filter(ContTable *t, List *logged)
 				e = lfirst(lc);
 				if (e->key.tag == use->family && e->key.n == n)
 					ADD_VALUES(e->key.values);
+				else if (e->key.tag == use->family)
+					stale = true;
 			}
 		}
 #undef ADD_VALUES
+		/* kept by a worker that read the query otherwise (an older version) */
+		if (stale)
+			mt_cont_table_gives_up(t);
 		if (!any)
 			continue;
 		foreach(lc, family->columns)
@@ -340,7 +373,7 @@ keys_filter(ContTable *t, List *logged)
 
 			col->values = mt_filter_values_once(col);
 		}
-		families = lappend(families, family);
+		families = add_family(families, family);
 	}
 	return families;
 }

@@ -53,6 +53,8 @@ extern bool mt_same_var(MtVarRef a, MtVarRef b);
 extern void mt_relids_under(Query *q, Node *node, List **relids);
 extern void mt_walk_jointree(MtGraph *g, Node *node, bool nullable);
 extern List *mt_reachable(MtGraph *g, MtVarRef start);
+extern bool mt_names_distinct(List *names);
+extern bool mt_groups_by_shown_column(Query *q);
 
 /* analysis_deltas.c */
 extern bool mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a);

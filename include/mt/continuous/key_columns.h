@@ -19,6 +19,7 @@
 #include "mt/continuous/analysis.h"
 
 extern void mt_narrow_to_primary_key(MtSourceUse *use);
+extern void mt_coarsen_key_uses(MtAnalysis *a);
 extern bool mt_keyable_equality(OpExpr *op);
 extern char *mt_lookup_sql(MtSourceUse *keyed, AttrNumber attno);
 extern bool mt_full_join_uses(Query *q, List *names, MtAnalysis *a);
