@@ -102,6 +102,8 @@ extern int	mt_filter_params(List *filter, TupleDesc desc, Oid **argtypes, Datum 
 							 ParamListInfo *params);
 extern char *mt_filter_select(const char *select, List *filter, const char *alias, TupleDesc desc,
 							  Oid *ptypes);
+extern char *mt_filter_select_joined(const char *select, List *filter, const char *alias,
+									 TupleDesc desc, Oid *ptypes);
 extern char *mt_filter_condition(List *filter, const char *alias, TupleDesc desc, Oid *ptypes,
 								 int first_param);
 
