@@ -412,22 +412,6 @@ column_ndistinct(Oid relid, const char *column, double rows)
 	return ndistinct;
 }
 
-/*
- * Is recomputing everything cheaper than recomputing the rows the filter
- * names?  Each key value rereads the rows it names: past a tenth of the
- * table a full pass wins.  A value names rows / ndistinct rows of its
- * column -- with GROUP BY o.ds, c.region, a changed order's day names every
- * region of that day -- so a family names the product, over its columns,
- * of the share of each column's values it holds.  Without statistics a key
- * is taken to name one row.  But keys fewer than a tenth of the rows of
- * the largest source that names them are tried first whatever the table
- * holds: a full pass reads that source, where each key rereads the few
- * rows it names there, and the values may mostly name no row of the table
- * (TPC-H Q2b: 800 changed supplies name 800 parts, of which its 460 rows
- * have a few; Q4 keeps the orders of one quarter, and a changed line names
- * its order anyway).  The first keys pass is measured, and from then on
- * the costs measured decide (mt_cont_full_is_cheaper).
- */
 /* The rows of the largest source whose changes name keys. */
 static double
 sources_rows(ContTable *t)
@@ -449,6 +433,22 @@ sources_rows(ContTable *t)
 	return rows;
 }
 
+/*
+ * Is recomputing everything cheaper than recomputing the rows the filter
+ * names?  Each key value rereads the rows it names: past a tenth of the
+ * table a full pass wins.  A value names rows / ndistinct rows of its
+ * column -- with GROUP BY o.ds, c.region, a changed order's day names every
+ * region of that day -- so a family names the product, over its columns,
+ * of the share of each column's values it holds.  Without statistics a key
+ * is taken to name one row.  But keys fewer than a tenth of the rows of
+ * the largest source that names them are tried first whatever the table
+ * holds: a full pass reads that source, where each key rereads the few
+ * rows it names there, and the values may mostly name no row of the table
+ * (TPC-H Q2b: 800 changed supplies name 800 parts, of which its 460 rows
+ * have a few; Q4 keeps the orders of one quarter, and a changed line names
+ * its order anyway).  The first keys pass is measured, and from then on
+ * the costs measured decide (mt_cont_full_is_cheaper).
+ */
 static bool
 too_many_keys(ContTable *t, List *filter, int64 nkeys)
 {
