@@ -704,17 +704,6 @@ joinable_body(Query *body)
 		!body->hasTargetSRFs && body->havingQual == NULL;
 }
 
-/* The planner's estimate of the cost of query sql with these parameters. */
-static Cost
-estimated_cost(const char *sql, int nparams, Oid *argtypes, ParamListInfo params)
-{
-	RawStmt    *raw = linitial_node(RawStmt, pg_parse_query(sql));
-	List	   *queries = pg_analyze_and_rewrite_fixedparams(raw, sql, argtypes, nparams, NULL);
-
-	return pg_plan_query(linitial_node(Query, queries), sql, CURSOR_OPT_PARALLEL_OK,
-						 params)->planTree->total_cost;
-}
-
 /* values of a filter column past which the filter may be joined instead */
 #define MANY_KEY_VALUES		64
 
@@ -744,8 +733,8 @@ rows_sql(MtAnalysis *a, List *filter, TupleDesc desc, Oid *argtypes, int nparams
 	if (!many || !joinable_body(a->body_query))
 		return plain;
 	joined = mt_filter_select_joined(select, filter, "r", desc, argtypes);
-	if (estimated_cost(joined, nparams, argtypes, params) <
-		estimated_cost(plain, nparams, argtypes, params))
+	if (mt_estimated_cost(joined, nparams, argtypes, params) <
+		mt_estimated_cost(plain, nparams, argtypes, params))
 		return joined;
 	return plain;
 }

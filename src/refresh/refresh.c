@@ -25,6 +25,7 @@
 #include "nodes/params.h"
 #include "optimizer/optimizer.h"
 #include "port/pg_bitutils.h"
+#include "rewrite/rewriteHandler.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -764,14 +765,33 @@ mt_unique_beyond_keys(Relation rel, List *keys)
 }
 
 /*
+ * Does the view compute its rows from several of its input's (GROUP BY,
+ * aggregates, DISTINCT, windows, set operations, LIMIT)?  The planner then
+ * cannot pull it into the query that joins it, so a join condition on its
+ * columns reaches its input only as a restriction of a subquery planned
+ * per outer row (LATERAL): without that, all its rows are computed, then
+ * joined.
+ */
+static bool
+view_is_grouped(Relation view)
+{
+	Query	   *q = get_view_query(view);
+
+	return q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL ||
+		q->distinctClause != NIL || q->hasWindowFuncs || q->setOperations != NULL ||
+		q->limitCount != NULL || q->limitOffset != NULL || q->havingQual != NULL;
+}
+
+/*
  * The MERGE of merge_by_key: the family's key tuples (its array
  * parameters) left-joined with the source view; a key the view lacks
  * deletes its row, one it has updates the row unless it is identical (by
  * binary image, as REFRESH MATERIALIZED VIEW CONCURRENTLY compares: 1.0 is
- * not 1.00) or inserts it.
+ * not 1.00) or inserts it.  With per_key, the view is read once per key
+ * (see view_is_grouped).
  */
 static char *
-merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
+merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes, bool per_key)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleDesc	vdesc = RelationGetDescr(view);
@@ -784,9 +804,12 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 	StringInfoData sets;
 	StringInfoData icols;
 	StringInfoData ivals;
+	const char *vname;
 	ListCell   *lc;
 	int			i;
 
+	vname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
+									   RelationGetRelationName(view));
 	initStringInfo(&knames);
 	initStringInfo(&join);
 	initStringInfo(&on);
@@ -841,16 +864,18 @@ merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes)
 		appendStringInfo(&ivals, ", s.%s", qname);
 	}
 	return psprintf("MERGE INTO %s m USING (SELECT %s FROM ROWS FROM (%s) AS k(%s) "
-					"LEFT JOIN %s v ON %s) s ON %s "
+					"%s) s ON %s "
 					"WHEN MATCHED AND NOT s.__mt_present THEN DELETE "
 					"%s"
 					"WHEN NOT MATCHED AND s.__mt_present THEN INSERT (%s) VALUES (%s)",
 					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 											   RelationGetRelationName(rel)),
 					select.data, family_rows(family, desc, ptypes, 0), knames.data,
-					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
-											   RelationGetRelationName(view)),
-					join.data, on.data,
+					per_key ?
+					psprintf("LEFT JOIN LATERAL (SELECT * FROM %s v WHERE %s OFFSET 0) v ON true",
+							 vname, join.data) :
+					psprintf("LEFT JOIN %s v ON %s", vname, join.data),
+					on.data,
 					sets.len ? psprintf("WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s)) "
 										"THEN UPDATE SET %s ", mcols.data, scols.data, sets.data) : "",
 					icols.data, ivals.data);
@@ -934,6 +959,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 	char	   *where_sql;
 	char	   *select_query;
 	char	   *merge_query = NULL;
+	char	   *merge_per_key = NULL;
 	char	   *insert_query = NULL;
 	bool		distributed;
 	int			rc;
@@ -958,7 +984,11 @@ mt_refresh_rows(MtRefreshRequest *req)
 		insert_query = psprintf("INSERT INTO %s (%s) %s", mt_qualified_name(relid),
 								insert_columns(rel), select_query);
 	else if (merge_by_key(req, rel, mt, view))
-		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes);
+	{
+		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes, false);
+		if (view_is_grouped(view))
+			merge_per_key = merge_sql(rel, view, linitial(req->filter), argtypes, true);
+	}
 	table_close(view, NoLock);
 	table_close(rel, NoLock);
 
@@ -975,6 +1005,17 @@ mt_refresh_rows(MtRefreshRequest *req)
 	if (merge_query)
 	{
 		mt_favour_index_lookups();
+
+		/*
+		 * a grouped view read per key (its input's rows of the changed
+		 * groups: the partial aggregates of a table on Citus, a table
+		 * grouped over kept rows) or whole, as the planner estimates
+		 * cheaper with the keys' values: whole when most groups changed
+		 */
+		if (merge_per_key &&
+			mt_estimated_cost(merge_per_key, nparams, argtypes, params) <
+			mt_estimated_cost(merge_query, nparams, argtypes, params))
+			merge_query = merge_per_key;
 		SPI_connect();
 		MT_INTERNAL_BEGIN();
 		rc = SPI_execute_with_args(merge_query, nparams, argtypes, values, NULL, false, 0);

@@ -20,6 +20,7 @@
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -260,4 +261,20 @@ mt_spi_insert_result(const char *table)
 									   table, unnest.data),
 							  desc->natts, types, arrays, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert the rows of %s", table);
+}
+
+/*
+ * mt_estimated_cost
+ *		The planner's estimate of the cost of statement sql with these
+ *		parameters (their values known to it, as in a one-shot plan), to
+ *		choose between two forms of one statement.
+ */
+Cost
+mt_estimated_cost(const char *sql, int nparams, Oid *argtypes, ParamListInfo params)
+{
+	RawStmt    *raw = linitial_node(RawStmt, pg_parse_query(sql));
+	List	   *queries = pg_analyze_and_rewrite_fixedparams(raw, sql, argtypes, nparams, NULL);
+
+	return pg_plan_query(linitial_node(Query, queries), sql, CURSOR_OPT_PARALLEL_OK,
+						 params)->planTree->total_cost;
 }

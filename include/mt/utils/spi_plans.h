@@ -8,6 +8,9 @@
 #ifndef MT_SPI_PLANS_H
 #define MT_SPI_PLANS_H
 
+#include "nodes/params.h"
+#include "nodes/nodes.h"
+
 extern int	mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum *values,
 								 const char *nulls, bool read_only, long count);
 
@@ -24,5 +27,8 @@ extern void mt_spi_run_as_extension_owner(const char *sql, bool saved, int nargs
 extern int64 mt_spi_int8_as_extension_owner(const char *sql, const char *failure);
 /* insert the last SPI result's rows into a table (a qualified, quoted name) */
 extern void mt_spi_insert_result(const char *table);
+
+/* the planner's estimate of a statement's cost, with its parameters' values */
+extern Cost mt_estimated_cost(const char *sql, int nparams, Oid *argtypes, ParamListInfo params);
 
 #endif							/* MT_SPI_PLANS_H */
