@@ -146,10 +146,11 @@ delete_node_groups(const char *staging, TupleDesc desc, NodeRows *node, int ngro
 /*
  * The rows the nodes sent, in the hidden table in place of their last
  * ones of the same groups, or all their last ones (each row says its
- * node's group); those of nodes that hold no shard now go.
+ * node's group); with other_nodes (the nodes that hold shards are not
+ * those of the last pass), those of nodes that hold no shard now go.
  */
 StagedChange
-mt_partials_stage_rows(Oid relid, List *nodes, int ngroups)
+mt_partials_stage_rows(Oid relid, List *nodes, int ngroups, bool other_nodes)
 {
 	char	   *staging = mt_partials_hidden_name(relid, "partials_");
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
@@ -189,10 +190,14 @@ mt_partials_stage_rows(Oid relid, List *nodes, int ngroups)
 	portable = mt_portable_text_begin();
 	SPI_connect();
 	MT_INTERNAL_BEGIN();
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.<>) ALL ($1)", staging),
-							  1, &arraytype, &groups_array, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
-	change.changed = change.all = SPI_processed > 0;
+	/* (a scan of the whole hidden table: not at every pass) */
+	if (other_nodes)
+	{
+		if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE __mt_node OPERATOR(pg_catalog.<>) ALL ($1)", staging),
+								  1, &arraytype, &groups_array, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not keep the partial aggregates of \"%s\"", get_rel_name(relid));
+		change.changed = change.all = SPI_processed > 0;
+	}
 	foreach(lc, nodes)
 	{
 		NodeRows   *node = lfirst(lc);

@@ -807,6 +807,31 @@ group_columns(MtTable *mt, Query *q, PartialPlan *plan)
 
 
 /*
+ * Are the nodes that answered with shards those of the last pass (known:
+ * its markers, each after the first led by its node's group)?  Then the
+ * hidden table holds no other node's rows.
+ */
+static bool
+same_nodes(List *known, List *nodes)
+{
+	ListCell   *lc;
+
+	if (known == NIL || list_length(known) != list_length(nodes) + 1)
+		return false;
+	foreach(lc, nodes)
+	{
+		NodeRows   *node = lfirst(lc);
+		bool		found = false;
+
+		for (int i = 1; i < list_length(known) && !found; i++)
+			found = atoi(list_nth(known, i)) == node->group;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
  * mt_partials_follow
  *		Tell every node what the table's partial aggregates are, and once
  *		every shard has them, combine the nodes' rows into the table and
@@ -894,7 +919,8 @@ mt_partials_follow(MtTable *mt, List **known)
 	 * nothing changed on any node: nothing to combine; else a run of the
 	 * table's history, its rows rewritten from the kept partials
 	 */
-	change = mt_partials_stage_rows(mt->relid, nodes, list_length(plan->groups));
+	change = mt_partials_stage_rows(mt->relid, nodes, list_length(plan->groups),
+									!same_nodes(*known, nodes));
 	if (change.changed)
 	{
 		MtRefreshRequest req = {0};

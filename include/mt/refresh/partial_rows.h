@@ -35,7 +35,8 @@ typedef struct StagedChange
 
 extern char *mt_partials_hidden_name(Oid relid, const char *prefix);
 extern List *mt_partials_staging_groups(int ngroups);
-extern StagedChange mt_partials_stage_rows(Oid relid, List *nodes, int ngroups);
+extern StagedChange mt_partials_stage_rows(Oid relid, List *nodes, int ngroups,
+											 bool other_nodes);
 extern List *mt_partials_table_filter(Oid relid, List *columns, List *keys);
 
 #endif							/* MT_REFRESH_PARTIAL_ROWS_H */
