@@ -37,8 +37,17 @@
 #   live_region_day  the query of joined (the join of continuous_bench.sh,
 #                 by ds, region: its groups span the shards)
 # with pgbench writers (2 clients, MT_BENCH_SECONDS each, default 20)
-# updating the orders of random customers through the coordinator,
-# without the tables and with them: the writers' throughput ratio.  Then
+# through the coordinator, without the tables (dropped, the sources' replica
+# identity back to its default, the slots gone) and with them, in
+# MT_BENCH_LOAD_ROUNDS rounds (default 3) of alternating order: the ratio
+# of the medians of the writers' throughput, for two mixes of writes:
+#   orders      as in continuous_bench.sh, each transaction inserts one
+#               order and updates one random order (two shards, mostly on
+#               two nodes: Citus commits it in two phases)
+#   customers   each transaction updates all the orders of one random
+#               customer (20 rows, one shard): ten times the rows changed
+#               per transaction, so ten times the maintenance per write
+# Then
 # one 1% update: the time the workers' cycles took to apply it (per node,
 # the sum of its cycles' durations for the table's shards; the nodes work
 # in parallel, so the slowest node's; for live_region_day, plus the
@@ -51,7 +60,8 @@
 #   MT_BENCH_PORT      the coordinator's port (default 55470); the workers
 #                      on + 1 and + 2, the plain node on + 3
 #   MT_BENCH_DIR       the clusters' directory (default: a fresh temporary one)
-#   MT_BENCH_ROWS, MT_BENCH_ROUNDS, MT_BENCH_SECONDS, MT_BENCH_CONTINUOUS
+#   MT_BENCH_ROWS, MT_BENCH_ROUNDS, MT_BENCH_SECONDS, MT_BENCH_LOAD_ROUNDS,
+#   MT_BENCH_CONTINUOUS
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -163,14 +173,26 @@ echo "every table equal to its query: yes"
 # --- CONTINUOUS mode on Citus ---------------------------------------------------
 LIVE_JOIN_QUERY="SELECT o.customer_id, c.region, count(*) AS orders, sum(o.amount) AS total
   FROM public.orders o JOIN public.customers c ON c.id = o.customer_id GROUP BY o.customer_id, c.region"
-cat >"$DIR/writers.pgbench" <<'PGB'
+# (the order a writer updates is found by its customer: one shard)
+citus -c "CREATE SEQUENCE order_ids START $((ROWS + 1))"
+cat >"$DIR/orders.pgbench" <<'PGB'
+\set id random(1, :rows)
+\set c random(1, 100000)
+BEGIN;
+INSERT INTO orders (id, customer_id, ds, amount)
+  VALUES (nextval('order_ids'), :c, date '2024-01-01' + :c % 365, :c % 10000 / 100.0);
+UPDATE orders SET amount = amount + 1 WHERE customer_id = 1 + :id % 100000 AND id = :id;
+END;
+PGB
+cat >"$DIR/customers.pgbench" <<'PGB'
 \set c random(1, 100000)
 UPDATE orders SET amount = amount + 0.01 WHERE customer_id = :c;
 PGB
-chmod 644 "$DIR/writers.pgbench"
+chmod 644 "$DIR/orders.pgbench" "$DIR/customers.pgbench"
+# tps of the writers of mix $1
 tps() {
     "$PGBIN/pgbench" -n -h "$DIR/coord" -p "$PORT" -U postgres -c 2 -j 2 -T "$SECONDS_LOAD" \
-        -f "$DIR/writers.pgbench" "$DB" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+        -D rows="$ROWS" -f "$DIR/$1.pgbench" "$DB" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 # rows of table $1 that differ from its query (EXCEPT ALL both ways)
 live_diff() {
@@ -194,23 +216,61 @@ live_caught_up() {
     echo "MISMATCH: the CONTINUOUS tables did not catch up (live_totals $(live_diff live_totals) rows differ, live_joined $(live_diff live_joined), live_region_day $(live_diff live_region_day))"
     exit 1
 }
+live_create() {
+    citus -c "SET materialized_table.scheduled_refreshes = off" >/dev/null \
+        -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_totals DISTRIBUTED BY HASH (customer_id)
+              FRESHNESS = INTERVAL '1' SECOND AS $TOTALS_QUERY\$\$)" \
+        -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_joined DISTRIBUTED BY HASH (customer_id)
+              FRESHNESS = INTERVAL '1' SECOND AS $LIVE_JOIN_QUERY\$\$)" \
+        -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_region_day
+              FRESHNESS = INTERVAL '1' SECOND AS $JOIN_QUERY\$\$)" 2>/dev/null
+    live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+}
+# no table: the sources back to their default replica identity, and the
+# nodes' slots gone with the last CONTINUOUS table
+live_drop() {
+    citus -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE live_totals')" \
+        -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE live_joined')" \
+        -c "SELECT materialized_table.execute('DROP MATERIALIZED TABLE live_region_day')" \
+        -c "ALTER TABLE orders REPLICA IDENTITY DEFAULT" -c "ALTER TABLE customers REPLICA IDENTITY DEFAULT" >/dev/null
+    local deadline=$((SECONDS + 60))
+    while [ "$(citus -At -c "SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_replication_slots\$\$)")" != 0 ]; do
+        [ $SECONDS -lt $deadline ] || { echo "the nodes kept their slots after the tables were dropped"; exit 1; }
+        sleep 0.5
+    done
+}
+# Rounds of both mixes without the tables and with them, in alternating
+# order (without first in odd rounds), as in continuous_bench.sh: a
+# cluster's writers slow down as its tables age, which would count against
+# whichever side always came second.  The last round ends with the tables.
+LOAD_ROUNDS=${MT_BENCH_LOAD_ROUNDS:-3}
+declare -A W
 echo
-echo "=== CONTINUOUS on Citus: writers without the tables ($SECONDS_LOAD s, 2 clients)"
-tps_without=$(tps)
-citus -c "SET materialized_table.scheduled_refreshes = off" >/dev/null \
-    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_totals DISTRIBUTED BY HASH (customer_id)
-          FRESHNESS = INTERVAL '1' SECOND AS $TOTALS_QUERY\$\$)" \
-    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_joined DISTRIBUTED BY HASH (customer_id)
-          FRESHNESS = INTERVAL '1' SECOND AS $LIVE_JOIN_QUERY\$\$)" \
-    -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_region_day
-          FRESHNESS = INTERVAL '1' SECOND AS $JOIN_QUERY\$\$)" \
-    -c "CREATE MATERIALIZED VIEW live_joined_rmv AS $LIVE_JOIN_QUERY"
-live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+echo "=== CONTINUOUS on Citus: writers without the tables and with them ($LOAD_ROUNDS rounds of $SECONDS_LOAD s per mix, 2 clients)"
+for r in $(seq 1 "$LOAD_ROUNDS"); do
+    order="without with"
+    [ $((r % 2)) = 0 ] && order="with without"
+    [ $((r % 2)) = 0 ] && [ "$r" = "$LOAD_ROUNDS" ] && order="without with"
+    for side in $order; do
+        if [ "$side" = with ]; then
+            [ -n "$(citus -At -c "SELECT to_regclass('live_totals')")" ] || live_create
+        else
+            [ -z "$(citus -At -c "SELECT to_regclass('live_totals')")" ] || live_drop
+        fi
+        W[$side.orders]+="$(tps orders) "
+        W[$side.customers]+="$(tps customers) "
+        [ "$side" = with ] && live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+    done
+    echo "round $r ($order): done"
+done
 citus -At -c "SELECT table_name || ': ' || maintenance FROM materialized_table.materialized_tables
                WHERE table_name::text LIKE 'live%' ORDER BY 1"
-echo "=== writers with the tables"
-tps_with=$(tps)
-live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
+wm() { tr ' ' '\n' <<<"${W[$1]}" | grep . | median; }
+tps_without=$(wm without.orders)
+tps_with=$(wm with.orders)
+heavy_without=$(wm without.customers)
+heavy_with=$(wm with.customers)
+citus -c "CREATE MATERIALIZED VIEW live_joined_rmv AS $LIVE_JOIN_QUERY"
 
 echo "=== one 1% update, applied by the workers' cycles"
 since=$(citus -At -c "SELECT clock_timestamp()")
@@ -249,5 +309,8 @@ printf '%-16s %18s %22.1f %8s\n' live_totals "$c_totals" "$r_totals" "$(ratio "$
 printf '%-16s %18s %22.1f %8s\n' live_joined "$c_joined" "$r_joined" "$(ratio "$r_joined" "$c_joined")"
 printf '%-16s %18s %22.1f %8s\n' live_region_day "$c_region_day" "$r_region_day" "$(ratio "$r_region_day" "$c_region_day")"
 echo "live_region_day: the workers' cycles $c_partials ms, the coordinator's combining passes $c_combine ms ($p_combine)"
-echo "writers: $tps_without tps without the tables, $tps_with with them: $(ratio "$tps_with" "$tps_without")"
+echo "writers, medians of $LOAD_ROUNDS rounds (tps without the tables: ${W[without.orders]}/ with: ${W[with.orders]}):"
+echo "  one order inserted, one updated: $tps_without without the tables, $tps_with with them: $(ratio "$tps_with" "$tps_without")"
+echo "  (tps without: ${W[without.customers]}/ with: ${W[with.customers]})"
+echo "  a customer's orders updated: $heavy_without without the tables, $heavy_with with them: $(ratio "$heavy_with" "$heavy_without")"
 echo "every CONTINUOUS table equal to its query: yes"
