@@ -697,10 +697,7 @@ note_groups(GroupsSeen *g, int ncols)
 static bool
 joinable_body(Query *body)
 {
-	return body != NULL && !body->hasAggs && body->groupClause == NIL &&
-		body->groupingSets == NIL && !body->hasWindowFuncs && body->distinctClause == NIL &&
-		body->setOperations == NULL && body->limitCount == NULL && body->limitOffset == NULL &&
-		!body->hasTargetSRFs && body->havingQual == NULL;
+	return body != NULL && !mt_query_computed_whole(body);
 }
 
 /* values of a filter column past which the filter may be joined instead */

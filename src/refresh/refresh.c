@@ -765,30 +765,14 @@ mt_unique_beyond_keys(Relation rel, List *keys)
 }
 
 /*
- * Does the view compute its rows from several of its input's (GROUP BY,
- * aggregates, DISTINCT, windows, set operations, LIMIT)?  The planner then
- * cannot pull it into the query that joins it, so a join condition on its
- * columns reaches its input only as a restriction of a subquery planned
- * per outer row (LATERAL): without that, all its rows are computed, then
- * joined.
- */
-static bool
-view_is_grouped(Relation view)
-{
-	Query	   *q = get_view_query(view);
-
-	return q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL ||
-		q->distinctClause != NIL || q->hasWindowFuncs || q->setOperations != NULL ||
-		q->limitCount != NULL || q->limitOffset != NULL || q->havingQual != NULL;
-}
-
-/*
  * The MERGE of merge_by_key: the family's key tuples (its array
  * parameters) left-joined with the source view; a key the view lacks
  * deletes its row, one it has updates the row unless it is identical (by
  * binary image, as REFRESH MATERIALIZED VIEW CONCURRENTLY compares: 1.0 is
- * not 1.00) or inserts it.  With per_key, the view is read once per key
- * (see view_is_grouped).
+ * not 1.00) or inserts it.  With per_key, the view is read once per key,
+ * through a LATERAL subquery: of a view the planner computes whole
+ * (mt_query_computed_whole), a join condition would not reach its input,
+ * where a restriction of a subquery planned per key does.
  */
 static char *
 merge_sql(Relation rel, Relation view, MtFilterFamily *family, Oid *ptypes, bool per_key)
@@ -986,7 +970,7 @@ mt_refresh_rows(MtRefreshRequest *req)
 	else if (merge_by_key(req, rel, mt, view))
 	{
 		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes, false);
-		if (view_is_grouped(view))
+		if (mt_query_computed_whole(get_view_query(view)))
 			merge_per_key = merge_sql(rel, view, linitial(req->filter), argtypes, true);
 	}
 	table_close(view, NoLock);

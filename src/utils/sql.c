@@ -156,3 +156,19 @@ mt_collate_sql(Oid collid)
 	ReleaseSysCache(tup);
 	return sql;
 }
+
+/*
+ * mt_query_computed_whole
+ *		Does the planner compute q whole before a query that reads it joins
+ *		it (aggregates, GROUP BY, DISTINCT, windows, set operations, LIMIT,
+ *		set-returning functions in its result: it is not pulled up)?  Then
+ *		a join condition on its columns does not reach its input.
+ */
+bool
+mt_query_computed_whole(Query *q)
+{
+	return q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL ||
+		q->distinctClause != NIL || q->hasWindowFuncs || q->setOperations != NULL ||
+		q->limitCount != NULL || q->limitOffset != NULL || q->hasTargetSRFs ||
+		q->havingQual != NULL;
+}

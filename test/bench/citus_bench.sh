@@ -217,13 +217,13 @@ live_caught_up() {
     exit 1
 }
 live_create() {
-    citus -c "SET materialized_table.scheduled_refreshes = off" >/dev/null \
+    citus -c "SET materialized_table.scheduled_refreshes = off" -c "SET client_min_messages = warning" >/dev/null \
         -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_totals DISTRIBUTED BY HASH (customer_id)
               FRESHNESS = INTERVAL '1' SECOND AS $TOTALS_QUERY\$\$)" \
         -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_joined DISTRIBUTED BY HASH (customer_id)
               FRESHNESS = INTERVAL '1' SECOND AS $LIVE_JOIN_QUERY\$\$)" \
         -c "SELECT materialized_table.execute(\$\$CREATE MATERIALIZED TABLE live_region_day
-              FRESHNESS = INTERVAL '1' SECOND AS $JOIN_QUERY\$\$)" 2>/dev/null
+              FRESHNESS = INTERVAL '1' SECOND AS $JOIN_QUERY\$\$)"
     live_caught_up "$(citus -At -c "SELECT clock_timestamp()")"
 }
 # no table: the sources back to their default replica identity, and the

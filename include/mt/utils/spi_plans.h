@@ -8,8 +8,8 @@
 #ifndef MT_SPI_PLANS_H
 #define MT_SPI_PLANS_H
 
-#include "nodes/params.h"
 #include "nodes/nodes.h"
+#include "nodes/params.h"
 
 extern int	mt_spi_execute_saved(const char *sql, int nargs, Oid *argtypes, Datum *values,
 								 const char *nulls, bool read_only, long count);

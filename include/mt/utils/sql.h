@@ -23,6 +23,8 @@ extern char *mt_operator_sql(Oid opno);
 extern char *mt_name_list_text(List *names);
 /* a query's text, deparsed with search_path = pg_catalog */
 extern char *mt_query_text(Query *q);
+/* is q computed whole before what reads it joins it (not pulled up)? */
+extern bool mt_query_computed_whole(Query *q);
 /* an expression without columns, deparsed the same way */
 extern char *mt_expression_text(Node *expr);
 /* " COLLATE schema.name", or "" */
