@@ -591,6 +591,13 @@ add_uses(MtGraph *g, Query *q, Oid viewid, List *names, MtAnalysis *a, bool top)
 		use->relid = rte->relid;
 		use->inh = rte->inh;
 		use->rtindex = top ? rtindex : 0;
+		/*
+		 * (not of a relation an outer join nulls: a row of it that fails
+		 * the WHERE clause can still take the NULL-extended row away; not of
+		 * a materialized table, whose changes come logged, not decoded)
+		 */
+		if (top && !g->nullable[rtindex] && !mt_is_materialized_table(rte->relid))
+			use->filter = mt_own_row_filter(q, rtindex);
 		use->family = list_length(a->uses);
 		{
 			Relation	rel = table_open(rte->relid, AccessShareLock);
@@ -1218,7 +1225,19 @@ MtAnalysis *
 mt_analyze_query_view(Oid viewid, Oid relid)
 {
 	MtAnalysis *a = analyze_query_view(viewid, relid);
+	List	   *filtered = NIL;
+	ListCell   *lc;
 
 	a->owner = mt_table_owner(relid);
+	foreach(lc, a->uses)
+	{
+		MtSourceUse *use = lfirst(lc);
+
+		if (use->filter)
+			filtered = list_append_unique(filtered, makeString(get_rel_name(use->relid)));
+	}
+	if (filtered != NIL)
+		a->reason = psprintf("%s; changed rows of %s that fail the query's conditions on their own columns are left out as they are decoded",
+							 a->reason, mt_name_list_text(filtered));
 	return a;
 }

@@ -15,11 +15,14 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/prep.h"
 #include "parser/parse_agg.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
@@ -350,6 +353,129 @@ mt_analysis_term_sql(MtAnalysis *a, List *members)
 	return term->sql;
 }
 
+/* The conditions of the WHERE clause and the inner joins' ON under node. */
+static void
+join_conditions(Node *node, List **conds)
+{
+	ListCell   *lc;
+
+	if (IsA(node, JoinExpr))
+	{
+		JoinExpr   *j = (JoinExpr *) node;
+
+		join_conditions(j->larg, conds);
+		join_conditions(j->rarg, conds);
+		if (j->jointype == JOIN_INNER)
+			*conds = list_concat(*conds, make_ands_implicit((Expr *) j->quals));
+	}
+	else if (IsA(node, FromExpr))
+	{
+		foreach(lc, ((FromExpr *) node)->fromlist)
+			join_conditions(lfirst(lc), conds);
+		*conds = list_concat(*conds, make_ands_implicit((Expr *) ((FromExpr *) node)->quals));
+	}
+}
+
+/* Does the expression read a system column or a whole row? */
+static bool
+reads_whole_or_system(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varattno <= 0;
+	return expression_tree_walker(node, reads_whole_or_system, context);
+}
+
+/*
+ * What a condition of the join says of the rows of range table entry
+ * rtindex alone: the condition itself if it reads nothing else, of an OR
+ * the OR of what each arm says (nothing if one arm says nothing), else
+ * nothing (NULL).  Only what cannot fail once its constants are folded.
+ */
+static Node *
+own_condition(Node *cond, int rtindex)
+{
+	Bitmapset  *relids;
+
+	/* (a subquery is never prepared for a row: see mt_may_fail) */
+	if (checkExprHasSubLink(cond))
+		return NULL;
+	relids = pull_varnos(NULL, cond);
+	if (bms_is_empty(relids))
+		return NULL;
+	if (bms_membership(relids) == BMS_SINGLETON && bms_is_member(rtindex, relids))
+	{
+		bool		folded = true;
+
+		if (reads_whole_or_system(cond, NULL) || mt_may_fail(cond, &folded))
+			return NULL;
+		return cond;
+	}
+	if (is_orclause(cond))
+	{
+		List	   *arms = NIL;
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) cond)->args)
+		{
+			List	   *own = NIL;
+			ListCell   *la;
+
+			foreach(la, make_ands_implicit(lfirst(lc)))
+			{
+				Node	   *part = own_condition(lfirst(la), rtindex);
+
+				if (part)
+					own = lappend(own, part);
+			}
+			if (own == NIL)
+				return NULL;
+			arms = lappend(arms, make_ands_explicit(own));
+		}
+		return (Node *) make_orclause(arms);
+	}
+	return NULL;
+}
+
+/*
+ * mt_own_row_filter
+ *		What the WHERE clause and the inner joins' ON conditions say of the
+ *		rows of range table entry rtindex alone, over Var(1, attnum) of its
+ *		relation; NULL if nothing.  Of a relation no outer join nulls, a
+ *		row that fails it is in no row the query reads (an outer join's ON
+ *		is left out: it keeps the rows that fail it), so a change of such
+ *		rows changes nothing the query shows, and decoding leaves it out:
+ *		TPC-H Q19's lines of other ship modes, Q14's lines outside its
+ *		month.
+ */
+Node *
+mt_own_row_filter(Query *q, int rtindex)
+{
+	List	   *conds = NIL;
+	List	   *own = NIL;
+	ListCell   *lc;
+	Node	   *filter;
+
+	join_conditions((Node *) q->jointree, &conds);
+	foreach(lc, conds)
+	{
+		Node	   *part = own_condition(lfirst(lc), rtindex);
+
+		if (part)
+			own = lappend(own, part);
+	}
+	if (own == NIL)
+		return NULL;
+	/*
+	 * (with the conditions common to the arms of an OR taken out of it, as
+	 * the planner does: Q19's ship modes are then read once, first)
+	 */
+	filter = (Node *) canonicalize_qual((Expr *) copyObject(make_ands_explicit(own)), false);
+	ChangeVarNodes(filter, rtindex, 1, 0);
+	return filter;
+}
+
 /*
  * The other sources of a join whose changed rows adjust the groups too
  * (MtDeltaSide): plain tables read once, and not materialized tables
@@ -645,17 +771,35 @@ mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a)
 }
 
 /*
+ * A btree comparison whose code is PostgreSQL's own: a user's type may
+ * bring comparison functions that raise errors, and an error while
+ * decoding would stop every table of the database.
+ */
+static bool
+builtin_comparison(Oid opno)
+{
+	return get_opcode(opno) < FirstNormalObjectId && get_op_btree_interpretation(opno) != NIL;
+}
+
+/*
  * mt_may_fail
  *		Can evaluating this expression fail?  Only what surely cannot is
  *		let through: columns, constants, widening casts of integers,
- *		AND/OR/NOT, CASE, NULL tests and comparisons by btree operators (=,
- *		<, IN (...), ...) of such.  (Changed rows are folded as they are
- *		decoded only where nothing can fail.)
+ *		AND/OR/NOT, CASE, NULL tests and comparisons by PostgreSQL's own
+ *		btree operators (=, <, IN (...), ...) of such; with context pointing to true, also
+ *		whatever reads no column and is immutable, which preparing the
+ *		expression folds.  (Changed rows are folded as they are decoded only
+ *		where nothing can fail.)
  */
 bool
 mt_may_fail(Node *node, void *context)
 {
 	if (node == NULL)
+		return false;
+	/* (the query computed them when it ran: folded, they are constants) */
+	if (context != NULL && *(bool *) context && !contain_var_clause(node) &&
+		!contain_mutable_functions(node) && !checkExprHasSubLink(node) &&
+		!contain_subplans(node) && !IsA(node, Param))
 		return false;
 	switch (nodeTag(node))
 	{
@@ -671,11 +815,11 @@ mt_may_fail(Node *node, void *context)
 		case T_List:
 			break;
 		case T_OpExpr:
-			if (get_op_btree_interpretation(((OpExpr *) node)->opno) == NIL)
+			if (!builtin_comparison(((OpExpr *) node)->opno))
 				return true;
 			break;
 		case T_ScalarArrayOpExpr:
-			if (get_op_btree_interpretation(((ScalarArrayOpExpr *) node)->opno) == NIL)
+			if (!builtin_comparison(((ScalarArrayOpExpr *) node)->opno))
 				return true;
 			break;
 		case T_FuncExpr:

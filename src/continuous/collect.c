@@ -22,6 +22,9 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "common/int.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
@@ -48,6 +51,12 @@ typedef struct Interest
 	FmgrInfo   *out;
 	TupleConversionMap *to_source;	/* a partition's or child's layout ->
 									 * the source's */
+	/* use->filter, prepared when first needed (filter_of) */
+	bool		filter_built;
+	ExprState  *filter;
+	EState	   *filter_estate;
+	TupleTableSlot *filter_slot;
+	TupleDesc	filter_layout;	/* the source's, as it was prepared */
 } Interest;
 
 typedef struct InterestEntry
@@ -222,6 +231,99 @@ mt_cont_interests_reset(ContWorker *w)
 		CacheRegisterRelcacheCallback(interests_invalidate, PointerGetDatum(w));
 		w->interests_callback_registered = true;
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * Row filters
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The interest's use->filter, prepared in the tables' memory when first
+ * needed, as the table's owner (preparing folds constants), as
+ * mt_deltas_begin prepares the WHERE clause of one source.
+ */
+static ExprState *
+filter_of(ContWorker *w, Interest *in)
+{
+	Relation	source;
+	MemoryContext old;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (in->filter_built)
+		return in->filter;
+	in->filter_built = true;
+	if (in->use->filter == NULL)
+		return NULL;
+	source = RelationIdGetRelation(in->use->relid);
+	if (!RelationIsValid(source))
+		return NULL;
+	old = MemoryContextSwitchTo(w->tables_context);
+	in->filter_layout = CreateTupleDescCopy(RelationGetDescr(source));
+	RelationClose(source);
+	in->filter_estate = CreateExecutorState();
+	in->filter_slot = MakeSingleTupleTableSlot(in->filter_layout, &TTSOpsHeapTuple);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(in->table->analysis->owner, save_sec | SECURITY_RESTRICTED_OPERATION);
+	in->filter = ExecPrepareQual(make_ands_implicit((Expr *) in->use->filter), in->filter_estate);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	MemoryContextSwitchTo(old);
+	return in->filter;
+}
+
+/*
+ * Can a version of a changed row be in a row of the query's FROM?  A row
+ * the filter cannot read (another layout, a value toasted apart) is let
+ * through.
+ */
+static bool
+passes_filter(ContWorker *w, Interest *in, Relation rel, HeapTuple tuple)
+{
+	ExprState  *filter = filter_of(w, in);
+	ExprContext *econtext;
+	HeapTuple	row = tuple;
+	Oid			save_userid;
+	int			save_sec;
+	bool		result;
+
+	if (filter == NULL || HeapTupleHasExternal(tuple) ||
+		!mt_cont_same_layout(in->filter_layout,
+							 in->to_source ? in->to_source->outdesc : RelationGetDescr(rel)))
+		return true;
+	econtext = GetPerTupleExprContext(in->filter_estate);
+	if (in->to_source)
+		row = execute_attr_map_tuple(tuple, in->to_source);
+	ExecStoreHeapTuple(row, in->filter_slot, false);
+	econtext->ecxt_scantuple = in->filter_slot;
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(in->table->analysis->owner, save_sec | SECURITY_RESTRICTED_OPERATION);
+	result = ExecQual(filter, econtext);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	ResetExprContext(econtext);
+	ExecClearTuple(in->filter_slot);
+	if (row != tuple)
+		heap_freetuple(row);
+	return result;
+}
+
+/*
+ * Which of a changed row's versions (old, new) can change what the query
+ * shows (keep); false if neither.  Without the whole old version (no
+ * REPLICA IDENTITY FULL), both are kept, as if they could: what follows
+ * gives up.
+ */
+static bool
+filter_change(ContWorker *w, Interest *in, Relation rel, char action, HeapTuple *tuples,
+			  bool *keep)
+{
+	keep[0] = keep[1] = true;
+	if (in->use->filter == NULL ||
+		(action != 'I' && (tuples[0] == NULL || rel->rd_rel->relreplident != REPLICA_IDENTITY_FULL)))
+		return true;
+	for (int i = 0; i < 2; i++)
+		keep[i] = tuples[i] == NULL || passes_filter(w, in, rel, tuples[i]);
+	return (tuples[0] && keep[0]) || (tuples[1] && keep[1]) || (tuples[0] == NULL && tuples[1] == NULL);
 }
 
 /* ---------------------------------------------------------------------
@@ -524,7 +626,7 @@ side_of(ContTable *t, Oid relid)
  */
 static void
 side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
-			HeapTuple oldtup, HeapTuple newtup, TransactionId xid)
+			HeapTuple oldtup, HeapTuple newtup, bool *keep, TransactionId xid)
 {
 	HeapTuple	tuples[2] = {oldtup, newtup};
 
@@ -545,7 +647,7 @@ side_change(ContTable *t, int side, Interest *in, Relation rel, char action,
 		RowChange  *rc;
 		char	  **values;
 
-		if (tuples[i] == NULL)
+		if (tuples[i] == NULL || !keep[i])
 			continue;
 		if (in->use->full)
 			t->side_full = true;
@@ -593,6 +695,8 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 	bool		relevant = false;
 	bool		counted = false;
 	int			side;
+	HeapTuple	versions[2] = {oldtup, newtup};
+	bool		keep[2];
 
 	if (w->interests == NULL)
 		return;
@@ -608,6 +712,9 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 
 		if (!t->synced || mt_cont_in_baseline(t, txn->xid, txn->final_lsn))
 			continue;
+		/* a row in no row of the query's FROM, in both versions */
+		if (!t->full && !filter_change(w, in, rel, action, versions, keep))
+			continue;
 
 		/*
 		 * (of a table recomputed, too: the recompute must see the change, or
@@ -621,7 +728,7 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		counted = true;
 		if ((side = side_of(t, in->use->relid)) > 0)
 		{
-			side_change(t, side, in, rel, action, oldtup, newtup, txn->xid);
+			side_change(t, side, in, rel, action, oldtup, newtup, keep, txn->xid);
 			continue;
 		}
 		if (in->use->full || t->analysis->strategy == MT_STRATEGY_FULL ||
@@ -639,11 +746,11 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 		{
 			char	  **values = palloc(sizeof(char *) * (in->nkeys + 1));
 
-			if ((oldtup && !extract_key(in, rel, oldtup, values)))
+			if (oldtup && keep[0] && !extract_key(in, rel, oldtup, values))
 				mt_cont_table_gives_up(t);
-			else if (oldtup)
+			else if (oldtup && keep[0])
 				mt_cont_add_key(w, t, in->use->family, values, in->nkeys);
-			if (newtup && !t->full)
+			if (newtup && keep[1] && !t->full)
 			{
 				if (!extract_key(in, rel, newtup, values))
 					mt_cont_table_gives_up(t);
@@ -663,12 +770,15 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 				mt_cont_table_gives_up(t);
 				continue;
 			}
+			for (i = 0; i < 2; i++)
+				if (!keep[i])
+					tuples[i] = NULL;
 			if (t->analysis->fold_while_decoding)
 			{
 				fold_change(t, in, tuples);
 				continue;
 			}
-			if (t->changes == NIL)
+			if (t->changes_layout == NULL)
 				t->changes_layout = CreateTupleDescCopy(in->to_source ? in->to_source->outdesc
 														: RelationGetDescr(rel));
 			/* kept as copies in the source's layout */
@@ -677,7 +787,7 @@ mt_cont_sink_change(void *arg, ReorderBufferTXN *txn, Relation rel, char action,
 					tuples[i] = in->to_source ?
 						execute_attr_map_tuple(tuples[i], in->to_source) :
 						heap_copytuple(tuples[i]);
-			if (oldtup && newtup && t->analysis->sum_only_columns &&
+			if (tuples[0] && tuples[1] && t->analysis->sum_only_columns &&
 				fold_update(t, t->changes_layout, tuples[0], tuples[1], &adjust))
 			{
 				/* one row for both, or none */

@@ -64,7 +64,7 @@ SELECT is((SELECT array_agg(t.maintenance || '/' || s.strategy ORDER BY t.table_
             WHERE t.table_name IN (SELECT table_name FROM mine)),
           array_fill('INCREMENTAL/KEYS'::text, ARRAY[6]), 'each is kept by keys');
 SELECT is((SELECT maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = 'brand_list'::regclass),
-          'the rows it aggregates are kept in a hidden table, recomputed for the changed values of p_partkey, and the table is computed from them',
+          'the rows it aggregates are kept in a hidden table, recomputed for the changed values of p_partkey, and the table is computed from them; changed rows of part that fail the query''s conditions on their own columns are left out as they are decoded',
           'maintenance_detail says how');
 SELECT is((SELECT maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = 'big_lines'::regclass),
           'the rows it aggregates are kept in a hidden table, recomputed for the changed values of p_partkey, and the table is computed from them; a change of lineitem, read in a subquery correlated on p_partkey, recomputes the rows of its values',
@@ -72,7 +72,7 @@ SELECT is((SELECT maintenance_detail FROM materialized_table.materialized_tables
 -- (Q21's shape: the lines' keys narrowed to the order their subquery is
 -- correlated on, so that both are one filter of one column)
 SELECT is((SELECT maintenance_detail FROM materialized_table.materialized_tables WHERE table_name = 'top_brands'::regclass),
-          'the rows it aggregates are kept in a hidden table, recomputed for the changed values of l_orderkey, l_partkey, and the table is computed from them; a change of lineitem, read in a subquery correlated on l_orderkey, recomputes the rows of its values; the table, the first groups by its ORDER BY, is computed from all of them',
+          'the rows it aggregates are kept in a hidden table, recomputed for the changed values of l_orderkey, l_partkey, and the table is computed from them; a change of lineitem, read in a subquery correlated on l_orderkey, recomputes the rows of its values; the table, the first groups by its ORDER BY, is computed from all of them; changed rows of part that fail the query''s conditions on their own columns are left out as they are decoded',
           'the first groups of a grouped query: by the rows it aggregates, all of them');
 SELECT is((SELECT count(*) FROM pg_indexes WHERE schemaname = 'materialized_table_internal'
               AND tablename = 'state_' || (SELECT id FROM materialized_table_internal.mt_table WHERE relid = 'big_lines'::regclass)

@@ -40,7 +40,7 @@ SELECT is((SELECT array_agg(strategy ORDER BY relid::regclass::text)
              FROM materialized_table_internal.continuous_state
             WHERE relid IN ('folded'::regclass, 'unfolded'::regclass, 'by_part'::regclass)),
           ARRAY['DELTAS', 'DELTAS', 'DELTAS'], 'all are kept by deltas');
-SELECT is((SELECT array_agg(maintenance_detail LIKE '% as it is decoded' ORDER BY table_name::text)
+SELECT is((SELECT array_agg(maintenance_detail LIKE '%by each changed row as it is decoded%' ORDER BY table_name::text)
              FROM materialized_table.materialized_tables
             WHERE table_name IN ('folded'::regclass, 'unfolded'::regclass, 'by_part'::regclass)),
           ARRAY[true, true, false], 'by_part and folded fold rows as they are decoded, unfolded does not');

@@ -75,6 +75,13 @@ typedef struct MtSourceUse
 	char	   *key_sql;
 	bool		strict;			/* a key with a NULL names nothing (an
 								 * equality of a join's ON is never true) */
+	/*
+	 * Of a use in the query's FROM: what its WHERE and inner joins' ON say
+	 * of the relation's rows alone, over Var(1, attnum), where it cannot
+	 * fail (mt_own_row_filter); a changed row that fails it in both its
+	 * versions changes nothing the query shows.  NULL: none.
+	 */
+	Node	   *filter;
 } MtSourceUse;
 
 typedef enum MtAggKind

@@ -59,5 +59,6 @@ extern bool mt_groups_by_shown_column(Query *q);
 /* analysis_deltas.c */
 extern bool mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a);
 extern bool mt_may_fail(Node *node, void *context);
+extern Node *mt_own_row_filter(Query *q, int rtindex);
 
 #endif							/* MT_CONTINUOUS_ANALYSIS_INT_H */
