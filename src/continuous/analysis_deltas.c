@@ -275,6 +275,7 @@ replace_by_rows(Query *rows, int rtindex, int paramid)
 	Param	   *param = makeNode(Param);
 	FuncExpr   *unnest;
 	RangeTblFunction *function = makeNode(RangeTblFunction);
+	Relation	rel;
 
 	param->paramkind = PARAM_EXTERN;
 	param->paramid = paramid;
@@ -285,6 +286,21 @@ replace_by_rows(Query *rows, int rtindex, int paramid)
 						  InvalidOid, COERCE_EXPLICIT_CALL);
 	unnest->funcretset = true;
 	function->funcexpr = (Node *) unnest;
+
+	/*
+	 * The row type has the columns added to the relation since the query
+	 * was made, which its range table entry does not name: named here, so
+	 * that a column after them (add_signs) is not taken for one of them
+	 */
+	rel = table_open(rte->relid, AccessShareLock);
+	for (int i = list_length(rte->eref->colnames); i < RelationGetDescr(rel)->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+
+		rte->eref->colnames = lappend(rte->eref->colnames,
+									  makeString(pstrdup(att->attisdropped ? "" : NameStr(att->attname))));
+	}
+	table_close(rel, AccessShareLock);
 	function->funccolcount = list_length(rte->eref->colnames);
 	rte->rtekind = RTE_FUNCTION;
 	rte->relid = InvalidOid;
@@ -309,10 +325,53 @@ changes_sql(Query *rows, int rtindex)
 	return mt_query_text(changes);
 }
 
-/* A term of the delta rule: its sources (member numbers), and its SQL. */
+/*
+ * Give a source replaced by replace_by_rows its rows' signs too: ROWS
+ * FROM (unnest($rows), unnest($signs)), the signs (int4[], 1 or -1) in one
+ * more column, __mt_sign; returns a Var of it.
+ */
+static Var *
+add_signs(Query *q, int rtindex, int paramid)
+{
+	RangeTblEntry *rte = rt_fetch(rtindex, q->rtable);
+	Param	   *param = makeNode(Param);
+	FuncExpr   *unnest;
+	RangeTblFunction *function = makeNode(RangeTblFunction);
+	int			attno = list_length(rte->eref->colnames) + 1;
+	char	   *name = psprintf("__mt_sign_%d", rtindex);
+
+	param->paramkind = PARAM_EXTERN;
+	param->paramid = paramid;
+	param->paramtype = INT4ARRAYOID;
+	param->paramtypmod = -1;
+	param->location = -1;
+	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, INT4OID, list_make1(param), InvalidOid,
+						  InvalidOid, COERCE_EXPLICIT_CALL);
+	unnest->funcretset = true;
+	function->funcexpr = (Node *) unnest;
+	function->funccolcount = 1;
+	rte->functions = lappend(rte->functions, function);
+	/* (a column list of the query's alias names the first columns only) */
+	if (rte->alias && rte->alias->colnames != NIL)
+	{
+		while (list_length(rte->alias->colnames) < list_length(rte->eref->colnames))
+			rte->alias->colnames = lappend(rte->alias->colnames,
+										   list_nth(rte->eref->colnames,
+													list_length(rte->alias->colnames)));
+		rte->alias->colnames = lappend(rte->alias->colnames, makeString(pstrdup(name)));
+	}
+	rte->eref->colnames = lappend(rte->eref->colnames, makeString(name));
+	return makeVar(rtindex, attno, INT4OID, -1, InvalidOid, 0);
+}
+
+/*
+ * A term of the delta rule: its sources (member numbers), whether its rows
+ * carry their signs, and its SQL.
+ */
 typedef struct TermSql
 {
 	List	   *members;
+	bool		signed_rows;
 	char	   *sql;
 } TermSql;
 
@@ -321,19 +380,24 @@ typedef struct TermSql
  *		The rows query of a DELTAS join with the changed rows of some of
  *		its sources in place of the sources: members lists them, 0 for
  *		delta_source and n for the n-th of sides, and the i-th (from 1) is
- *		replaced by $i, an array of its rows.  Made once per set, kept with
- *		the analysis.
+ *		replaced by $i, an array of its rows.  With signed_rows, the i-th of
+ *		n also reads $(n + i), the signs of its rows (1 added, -1 taken
+ *		away), and the query's last column, __mt_sign, is their product: one
+ *		query for the rows of both signs.  Made once per set, kept with the
+ *		analysis.
  */
 const char *
-mt_analysis_term_sql(MtAnalysis *a, List *members)
+mt_analysis_term_sql(MtAnalysis *a, List *members, bool signed_rows)
 {
 	MemoryContext old;
 	ListCell   *lc;
 	Query	   *q;
 	TermSql    *term;
+	Expr	   *sign = NULL;
 
 	foreach(lc, a->term_sqls)
-		if (equal(((TermSql *) lfirst(lc))->members, members))
+		if (equal(((TermSql *) lfirst(lc))->members, members) &&
+			((TermSql *) lfirst(lc))->signed_rows == signed_rows)
 			return ((TermSql *) lfirst(lc))->sql;
 	old = MemoryContextSwitchTo(GetMemoryChunkContext(a));
 	q = copyObject(a->rows_query);
@@ -344,9 +408,23 @@ mt_analysis_term_sql(MtAnalysis *a, List *members)
 			((MtDeltaSide *) list_nth(a->sides, m - 1))->rtindex;
 
 		replace_by_rows(q, rtindex, foreach_current_index(lc) + 1);
+		if (signed_rows)
+		{
+			Var		   *var = add_signs(q, rtindex, list_length(members) + foreach_current_index(lc) + 1);
+
+			/* (of 1s and -1s: the product cannot overflow) */
+			sign = sign == NULL ? (Expr *) var :
+				(Expr *) makeFuncExpr(F_INT4MUL, INT4OID, list_make2(sign, var), InvalidOid,
+									  InvalidOid, COERCE_EXPLICIT_CALL);
+		}
 	}
+	if (signed_rows)
+		q->targetList = lappend(q->targetList,
+								makeTargetEntry(sign, list_length(q->targetList) + 1,
+												pstrdup(MT_SIGN_COLUMN), false));
 	term = palloc(sizeof(TermSql));
 	term->members = list_copy(members);
+	term->signed_rows = signed_rows;
 	term->sql = mt_query_text(q);
 	a->term_sqls = lappend(a->term_sqls, term);
 	MemoryContextSwitchTo(old);

@@ -102,13 +102,15 @@ mt_deltas_state_desc(Oid relid)
  * the row count; min and max keep the extremum in place of the sum).  Over
  * adjustment rows (sign 0 in mt_deltas_add_joined),
  * each an update that changed only columns read as sums, set to new minus
- * old: those sums, and no rows or counts.
+ * old: those sums, and no rows or counts.  With signed_rows, each row
+ * counts with its sign, r.__mt_sign (see mt_analysis_term_sql).
  */
 char *
-mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments)
+mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments, bool signed_rows)
 {
 	StringInfoData buf;
 	ListCell   *lc;
+	const char *sign = "r." MT_SIGN_COLUMN;
 
 	initStringInfo(&buf);
 	foreach(lc, a->group_outputs)
@@ -121,7 +123,12 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 							 quote_identifier(lfirst(lc)));
 		appendStringInfoString(&buf, "), ");
 	}
-	appendStringInfoString(&buf, adjustments ? "0::pg_catalog.int8" : "pg_catalog.count(*)");
+	if (adjustments)
+		appendStringInfoString(&buf, "0::pg_catalog.int8");
+	else if (signed_rows)
+		appendStringInfo(&buf, "COALESCE(pg_catalog.sum(%s), 0)::pg_catalog.int8", sign);
+	else
+		appendStringInfoString(&buf, "pg_catalog.count(*)");
 	foreach(lc, a->aggs)
 	{
 		MtDeltaAgg *d = lfirst(lc);
@@ -144,12 +151,19 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 								 mt_delta_collate_sql(d), arg);
 			continue;
 		}
-		if (summed)
+		if (summed && signed_rows)
+			appendStringInfo(&buf, ", (COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s > 0)::%s, 0)"
+							 " - COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s < 0)::%s, 0))",
+							 arg, sign, sum_type, arg, sign, sum_type);
+		else if (summed)
 			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0)", arg, sum_type);
 		else
 			appendStringInfo(&buf, ", 0::%s", sum_type);
 		if (d->kind == MT_AGG_COUNT_STAR || adjustments)
 			appendStringInfoString(&buf, ", 0::pg_catalog.int8");
+		else if (signed_rows)
+			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s IS NOT NULL), 0)::pg_catalog.int8",
+							 sign, arg);
 		else
 			appendStringInfo(&buf, ", pg_catalog.count(%s)", arg);
 	}
@@ -162,6 +176,9 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 		for (int j = 0; j < mt_delta_nscales(d); j++)
 			if (adjustments)
 				appendStringInfoString(&buf, ", 0::pg_catalog.int8");
+			else if (signed_rows)
+				appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s) FILTER (WHERE pg_catalog.scale(%s) = %d), 0)::pg_catalog.int8",
+								 sign, arg, list_nth_int(d->scales, j));
 			else
 				appendStringInfo(&buf, ", pg_catalog.count(*) FILTER (WHERE pg_catalog.scale(%s) = %d)",
 								 arg, list_nth_int(d->scales, j));
@@ -638,19 +655,34 @@ rows_array(Oid relid, List *tuples, Oid *arraytype)
 	return PointerGetDatum(construct_array(rows, n, rowtype, typlen, typbyval, typalign));
 }
 
+/* The signs of a term's rows (int List), as an int4[] for its parameter. */
+static Datum
+signs_array(List *signs)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (list_length(signs) + 1));
+	ListCell   *lc;
+
+	foreach(lc, signs)
+		elems[foreach_current_index(lc)] = Int32GetDatum(lfirst_int(lc));
+	return PointerGetDatum(construct_array(elems, list_length(signs), INT4OID, sizeof(int32),
+										   true, TYPALIGN_INT));
+}
+
 /*
  * mt_deltas_add_term
  *		One term of the delta rule: the rows query sql with nsets sources
  *		replaced by sets of their changed rows ($1, $2: tuples[i] of
  *		relids[i], in their column layouts), counted factor times (1 or -1);
- *		with adjustments, the first set are adjustment rows (sign 0, see
+ *		with signs (not NULL), signs[i] are tuples[i]'s signs (1 added, -1
+ *		taken away), and term_sql is mt_analysis_term_sql's with signed
+ *		rows; with adjustments, the first set are adjustment rows (sign 0, see
  *		mt_deltas_state_aggregates).  Groups the filter exclude names get
  *		nothing from it.  With set->exact, the other sources are read with
  *		the active snapshot (continuous/snapshot.c), else as they are now.
  */
 void
 mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids,
-				   List **tuples, int factor, bool adjustments, List *exclude)
+				   List **tuples, List **signs, int factor, bool adjustments, List *exclude)
 {
 	MtAnalysis *a = set->a;
 	TupleDesc	desc = mt_deltas_state_desc(set->relid);
@@ -658,6 +690,7 @@ mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids
 	Datum	   *fvalues;
 	ParamListInfo fparams;
 	int			nfilter;
+	int			nsetparams;
 	Oid		   *types;
 	Datum	   *values;
 	uint64		r;
@@ -671,23 +704,31 @@ mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids
 			return;
 	mt_run_as_owner_begin(set->owner, &save_userid, &save_sec, &save_nestlevel);
 	nfilter = mt_filter_params(exclude, desc, &ftypes, &fvalues, &fparams);
-	types = palloc(sizeof(Oid) * (nfilter + nsets));
-	values = palloc(sizeof(Datum) * (nfilter + nsets));
+	nsetparams = signs ? 2 * nsets : nsets;
+	types = palloc(sizeof(Oid) * (nfilter + nsetparams));
+	values = palloc(sizeof(Datum) * (nfilter + nsetparams));
 	for (int i = 0; i < nsets; i++)
+	{
 		values[i] = rows_array(relids[i], tuples[i], &types[i]);
-	memcpy(types + nsets, ftypes, sizeof(Oid) * nfilter);
-	memcpy(values + nsets, fvalues, sizeof(Datum) * nfilter);
+		if (signs)
+		{
+			values[nsets + i] = signs_array(signs[i]);
+			types[nsets + i] = INT4ARRAYOID;
+		}
+	}
+	memcpy(types + nsetparams, ftypes, sizeof(Oid) * nfilter);
+	memcpy(values + nsetparams, fvalues, sizeof(Datum) * nfilter);
 
 	sql = psprintf("SELECT %s FROM (%s) r%s%s",
-				   mt_deltas_state_aggregates(a, true, adjustments), term_sql,
+				   mt_deltas_state_aggregates(a, true, adjustments, signs != NULL), term_sql,
 				   exclude ? psprintf(" WHERE (%s) IS NOT TRUE",
-									  mt_filter_condition(exclude, "r", desc, ftypes, nsets)) : "",
+									  mt_filter_condition(exclude, "r", desc, ftypes, nsetparams)) : "",
 				   mt_deltas_group_by(a));
 
 	/* a few thousand changed rows, joined with tables mostly in memory */
 	mt_favour_index_lookups();
 	SPI_connect();
-	if (SPI_execute_with_args(sql, nfilter + nsets, types, values, NULL, set->exact, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(sql, nfilter + nsetparams, types, values, NULL, set->exact, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not join the changed rows of \"%s\"", get_rel_name(relids[0]));
 	for (r = 0; r < SPI_processed; r++)
 	{
@@ -752,7 +793,7 @@ mt_deltas_set_exact(MtDeltaSet *set, bool exact)
 void
 mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude)
 {
-	mt_deltas_add_term(set, set->a->changes_sql, 1, &set->a->delta_source, &tuples,
+	mt_deltas_add_term(set, set->a->changes_sql, 1, &set->a->delta_source, &tuples, NULL,
 					   sign == 0 ? 1 : sign, sign == 0, exclude);
 }
 

@@ -215,7 +215,7 @@ mt_deltas_rebuild_state(Oid relid, MtAnalysis *a, Snapshot snapshot, List *filte
 		where_state = psprintf(" WHERE %s", mt_filter_condition(filter, "s", desc, argtypes, 0));
 		where_rows = psprintf(" WHERE %s", mt_filter_condition(filter, "r", desc, argtypes, 0));
 	}
-	select = psprintf("SELECT %s FROM (%s) r%s%s", mt_deltas_state_aggregates(a, false, false),
+	select = psprintf("SELECT %s FROM (%s) r%s%s", mt_deltas_state_aggregates(a, false, false, false),
 					  a->rows_sql, where_rows,
 					  mt_deltas_group_by(a));
 

@@ -26,13 +26,19 @@
 #include "mt/continuous/cycle_int.h"
 #include "mt/continuous/snapshot.h"
 
-/* Changed rows of one sign, by the baselines that saw them. */
+/*
+ * Changed rows of one sign, by the baselines that saw them; or, merged
+ * (signed_classes), of both signs, each row's in signs.
+ */
 typedef struct RowClass
 {
-	int			sign;
+	int			sign;			/* -1, 1, 0 (adjustments), or MIXED_SIGNS */
 	Bitmapset  *mask;			/* which baselines saw them */
 	List	   *tuples;			/* HeapTuple */
+	List	   *signs;			/* int: with signed rows, each tuple's */
 } RowClass;
+
+#define MIXED_SIGNS		2
 
 /* A changed row, to find the same row taken away again (cancel_out). */
 typedef struct RowImage
@@ -129,8 +135,53 @@ cancel_out(RowClass *removed, RowClass *added)
 	removed->tuples = kept;
 }
 
+/*
+ * The classes with the rows of both signs of each baseline mask merged,
+ * their signs beside them, so that a term is one query for both (its
+ * planning and its joins' startup once, not per sign and per product of
+ * signs).  Not with a min or max among the aggregates, whose rows taken
+ * away are told apart in the state (mt_deltas_add_term's factor).
+ * Adjustment rows stay a class of their own, of sign 1 each.
+ */
 static List *
-row_classes(List *changes, List *baselines)
+signed_classes(List *classes)
+{
+	List	   *merged = NIL;
+	ListCell   *lc;
+
+	foreach(lc, classes)
+	{
+		RowClass   *c = lfirst(lc);
+		RowClass   *into = NULL;
+		ListCell   *lm;
+		ListCell   *lt;
+
+		if (c->sign != 0)
+			foreach(lm, merged)
+			{
+				RowClass   *m = lfirst(lm);
+
+				if (m->sign == MIXED_SIGNS && bms_equal(m->mask, c->mask))
+					into = m;
+			}
+		if (into == NULL)
+		{
+			into = palloc0(sizeof(RowClass));
+			into->sign = c->sign == 0 ? 0 : MIXED_SIGNS;
+			into->mask = c->mask;
+			merged = lappend(merged, into);
+		}
+		foreach(lt, c->tuples)
+		{
+			into->tuples = lappend(into->tuples, lfirst(lt));
+			into->signs = lappend_int(into->signs, c->sign == 0 ? 1 : c->sign);
+		}
+	}
+	return merged;
+}
+
+static List *
+row_classes(List *changes, List *baselines, bool signed_rows)
 {
 	List	   *classes = NIL;
 	ListCell   *lc;
@@ -179,7 +230,7 @@ row_classes(List *changes, List *baselines)
 				cancel_out(removed, added);
 		}
 	}
-	return classes;
+	return signed_rows ? signed_classes(classes) : classes;
 }
 
 /* The groups of the baselines in mask: their rows get nothing from a term. */
@@ -231,12 +282,13 @@ add_term_set(ContTable *t, MtDeltaSet *set, List *baselines, TermMember *members
 			ids = lappend_int(ids, members[i].member);
 		}
 	sign = (n % 2 == 1) ? 1 : -1;
-	sql = mt_analysis_term_sql(t->analysis, ids);
+	sql = mt_analysis_term_sql(t->analysis, ids, !t->analysis->extrema);
 	memset(pick, 0, sizeof(pick));
 	for (;;)
 	{
 		Oid			relids[MAX_TERM_SOURCES];
 		List	   *tuples[MAX_TERM_SOURCES];
+		List	   *signs[MAX_TERM_SOURCES];
 		Bitmapset  *mask = NULL;
 		int			factor = sign;
 		bool		adjustments = false;
@@ -248,14 +300,15 @@ add_term_set(ContTable *t, MtDeltaSet *set, List *baselines, TermMember *members
 
 			relids[i] = in[i]->relid;
 			tuples[i] = c->tuples;
+			signs[i] = c->signs;
 			mask = bms_union(mask, c->mask);
 			if (c->sign == 0)
 				adjustments = true;
-			else
+			else if (c->sign != MIXED_SIGNS)
 				factor *= c->sign;
 		}
-		mt_deltas_add_term(set, sql, n, relids, tuples, factor, adjustments,
-						   excluded_groups(baselines, mask));
+		mt_deltas_add_term(set, sql, n, relids, tuples, t->analysis->extrema ? NULL : signs,
+						   factor, adjustments, excluded_groups(baselines, mask));
 		/* the next combination of classes */
 		for (i = 0; i < n; i++)
 		{
@@ -287,7 +340,7 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 	{
 		members[0].member = 0;
 		members[0].relid = t->analysis->delta_source;
-		members[0].classes = row_classes(t->changes, baselines);
+		members[0].classes = row_classes(t->changes, baselines, !t->analysis->extrema);
 		nmembers = 1;
 	}
 	if (!sides)
@@ -296,7 +349,12 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 		{
 			RowClass   *c = lfirst(lc);
 
-			mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
+			if (c->signs)
+				mt_deltas_add_term(set, mt_analysis_term_sql(t->analysis, list_make1_int(0), true),
+								   1, &members[0].relid, &c->tuples, &c->signs, 1, c->sign == 0,
+								   excluded_groups(baselines, c->mask));
+			else
+				mt_deltas_add_joined(set, c->tuples, c->sign, excluded_groups(baselines, c->mask));
 		}
 		return;
 	}
@@ -316,7 +374,7 @@ add_joined_changes(ContTable *t, MtDeltaSet *set, bool sides)
 		Assert(nmembers < MAX_TERM_SOURCES);
 		members[nmembers].member = k;
 		members[nmembers].relid = ((MtDeltaSide *) list_nth(t->analysis->sides, k - 1))->relid;
-		members[nmembers].classes = row_classes(rows, baselines);
+		members[nmembers].classes = row_classes(rows, baselines, !t->analysis->extrema);
 		nmembers++;
 	}
 	for (int bits = 1; bits < (1 << nmembers); bits++)

@@ -228,12 +228,13 @@ typedef struct MtAnalysis
 } MtAnalysis;
 
 #define MT_GROUPING_SET_COLUMN	"__mt_set"
+#define MT_SIGN_COLUMN			"__mt_sign"	/* of a term's signed rows */
 
 extern MtAnalysis *mt_analyze_query_view(Oid viewid, Oid relid);
 extern const char *mt_strategy_name(MtStrategy strategy);
 extern List *mt_analysis_sources(MtAnalysis *analysis);
 extern bool mt_analysis_is_side(MtAnalysis *a, Oid relid);
-extern const char *mt_analysis_term_sql(MtAnalysis *a, List *members);
+extern const char *mt_analysis_term_sql(MtAnalysis *a, List *members, bool signed_rows);
 extern bool mt_relation_is_decodable(Oid relid);
 extern bool mt_deltas_in_place_possible(MtAnalysis *a, Oid relid, Oid viewid);
 

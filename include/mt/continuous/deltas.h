@@ -52,7 +52,8 @@ extern MtDeltaSet *mt_deltas_begin(Oid relid, MtAnalysis *a);
 extern void mt_deltas_add_row(MtDeltaSet *set, HeapTuple tuple, int sign);
 extern void mt_deltas_add_joined(MtDeltaSet *set, List *tuples, int sign, List *exclude);
 extern void mt_deltas_add_term(MtDeltaSet *set, const char *term_sql, int nsets, Oid *relids,
-							   List **tuples, int factor, bool adjustments, List *exclude);
+							   List **tuples, List **signs, int factor, bool adjustments,
+							   List *exclude);
 extern void mt_deltas_set_exact(MtDeltaSet *set, bool exact);
 extern void mt_deltas_add_logged(MtDeltaSet *set, List *keys, List *deltas);
 extern void mt_deltas_merge(MtDeltaSet *set, MtDeltaSet *src);

@@ -91,7 +91,8 @@ struct MtDeltaSet
 
 /* continuous/deltas.c */
 extern TupleDesc mt_deltas_state_desc(Oid relid);
-extern char *mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments);
+extern char *mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments,
+										bool signed_rows);
 extern char *mt_deltas_group_by(MtAnalysis *a);
 extern char *mt_deltas_numeric_text(Datum n);
 extern List *mt_deltas_touched_groups(MtDeltaSet *set);
