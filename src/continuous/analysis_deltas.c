@@ -263,6 +263,26 @@ rows_query(Query *q, List *group_tles, MtAnalysis *a)
 	return rows;
 }
 
+/* unnest($paramid), the param an array of elemtype, as a FROM item's function. */
+static RangeTblFunction *
+unnest_param(int paramid, Oid elemtype)
+{
+	Param	   *param = makeNode(Param);
+	FuncExpr   *unnest;
+	RangeTblFunction *function = makeNode(RangeTblFunction);
+
+	param->paramkind = PARAM_EXTERN;
+	param->paramid = paramid;
+	param->paramtype = get_array_type(elemtype);
+	param->paramtypmod = -1;
+	param->location = -1;
+	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, elemtype, list_make1(param), InvalidOid,
+						  InvalidOid, COERCE_EXPLICIT_CALL);
+	unnest->funcretset = true;
+	function->funcexpr = (Node *) unnest;
+	return function;
+}
+
 /*
  * Replace source rtindex of a rows query by unnest($paramid), the param an
  * array of that source's rows (its row type).
@@ -272,20 +292,8 @@ replace_by_rows(Query *rows, int rtindex, int paramid)
 {
 	RangeTblEntry *rte = rt_fetch(rtindex, rows->rtable);
 	Oid			rowtype = get_rel_type_id(rte->relid);
-	Param	   *param = makeNode(Param);
-	FuncExpr   *unnest;
-	RangeTblFunction *function = makeNode(RangeTblFunction);
+	RangeTblFunction *function = unnest_param(paramid, rowtype);
 	Relation	rel;
-
-	param->paramkind = PARAM_EXTERN;
-	param->paramid = paramid;
-	param->paramtype = get_array_type(rowtype);
-	param->paramtypmod = -1;
-	param->location = -1;
-	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, rowtype, list_make1(param), InvalidOid,
-						  InvalidOid, COERCE_EXPLICIT_CALL);
-	unnest->funcretset = true;
-	function->funcexpr = (Node *) unnest;
 
 	/*
 	 * The row type has the columns added to the relation since the query
@@ -334,21 +342,10 @@ static Var *
 add_signs(Query *q, int rtindex, int paramid)
 {
 	RangeTblEntry *rte = rt_fetch(rtindex, q->rtable);
-	Param	   *param = makeNode(Param);
-	FuncExpr   *unnest;
-	RangeTblFunction *function = makeNode(RangeTblFunction);
+	RangeTblFunction *function = unnest_param(paramid, INT4OID);
 	int			attno = list_length(rte->eref->colnames) + 1;
 	char	   *name = psprintf("__mt_sign_%d", rtindex);
 
-	param->paramkind = PARAM_EXTERN;
-	param->paramid = paramid;
-	param->paramtype = INT4ARRAYOID;
-	param->paramtypmod = -1;
-	param->location = -1;
-	unnest = makeFuncExpr(F_UNNEST_ANYARRAY, INT4OID, list_make1(param), InvalidOid,
-						  InvalidOid, COERCE_EXPLICIT_CALL);
-	unnest->funcretset = true;
-	function->funcexpr = (Node *) unnest;
 	function->funccolcount = 1;
 	rte->functions = lappend(rte->functions, function);
 	/* (a column list of the query's alias names the first columns only) */

@@ -152,8 +152,8 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 			continue;
 		}
 		if (summed && signed_rows)
-			appendStringInfo(&buf, ", (COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s > 0)::%s, 0)"
-							 " - COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s < 0)::%s, 0))",
+			appendStringInfo(&buf, ", (COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>) 0)::%s, 0)"
+							 " OPERATOR(pg_catalog.-) COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) 0)::%s, 0))",
 							 arg, sign, sum_type, arg, sign, sum_type);
 		else if (summed)
 			appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s)::%s, 0)", arg, sum_type);
@@ -177,7 +177,7 @@ mt_deltas_state_aggregates(MtAnalysis *a, bool sums_as_numeric, bool adjustments
 			if (adjustments)
 				appendStringInfoString(&buf, ", 0::pg_catalog.int8");
 			else if (signed_rows)
-				appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s) FILTER (WHERE pg_catalog.scale(%s) = %d), 0)::pg_catalog.int8",
+				appendStringInfo(&buf, ", COALESCE(pg_catalog.sum(%s) FILTER (WHERE pg_catalog.scale(%s) OPERATOR(pg_catalog.=) %d), 0)::pg_catalog.int8",
 								 sign, arg, list_nth_int(d->scales, j));
 			else
 				appendStringInfo(&buf, ", pg_catalog.count(*) FILTER (WHERE pg_catalog.scale(%s) = %d)",

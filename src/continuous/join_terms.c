@@ -135,6 +135,22 @@ cancel_out(RowClass *removed, RowClass *added)
 	removed->tuples = kept;
 }
 
+/* The class of classes with this sign and mask, or NULL. */
+static RowClass *
+class_of(List *classes, int sign, Bitmapset *mask)
+{
+	ListCell   *lc;
+
+	foreach(lc, classes)
+	{
+		RowClass   *c = lfirst(lc);
+
+		if (c->sign == sign && bms_equal(c->mask, mask))
+			return c;
+	}
+	return NULL;
+}
+
 /*
  * The classes with the rows of both signs of each baseline mask merged,
  * their signs beside them, so that a term is one query for both (its
@@ -152,18 +168,9 @@ signed_classes(List *classes)
 	foreach(lc, classes)
 	{
 		RowClass   *c = lfirst(lc);
-		RowClass   *into = NULL;
-		ListCell   *lm;
+		RowClass   *into = c->sign == 0 ? NULL : class_of(merged, MIXED_SIGNS, c->mask);
 		ListCell   *lt;
 
-		if (c->sign != 0)
-			foreach(lm, merged)
-			{
-				RowClass   *m = lfirst(lm);
-
-				if (m->sign == MIXED_SIGNS && bms_equal(m->mask, c->mask))
-					into = m;
-			}
 		if (into == NULL)
 		{
 			into = palloc0(sizeof(RowClass));
@@ -191,21 +198,12 @@ row_classes(List *changes, List *baselines, bool signed_rows)
 		RowChange  *rc = lfirst(lc);
 		Bitmapset  *mask = NULL;
 		ListCell   *lb;
-		RowClass   *class = NULL;
+		RowClass   *class;
 
 		foreach(lb, baselines)
 			if (mt_cont_saw(&((GroupBaseline *) lfirst(lb))->seen, rc->xid))
 				mask = bms_add_member(mask, foreach_current_index(lb));
-		foreach(lb, classes)
-		{
-			RowClass   *c = lfirst(lb);
-
-			if (c->sign == rc->sign && bms_equal(c->mask, mask))
-			{
-				class = c;
-				break;
-			}
-		}
+		class = class_of(classes, rc->sign, mask);
 		if (class == NULL)
 		{
 			class = palloc0(sizeof(RowClass));
