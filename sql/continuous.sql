@@ -256,7 +256,9 @@ SELECT materialized_table.execute($$
 
 -- window functions: a result column in the PARTITION BY of every window
 -- is a key, the partitions a change names are recomputed whole; windows
--- over the whole result (no such column) are recomputed
+-- over the whole result (no such column) are computed from the rows they
+-- are over, kept by keys in a hidden table (the groups, by region; the
+-- rows, by id)
 SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (PARTITION BY g ORDER BY v DESC) AS r FROM cont.s;
@@ -267,6 +269,10 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_window_groups FRESHNESS = INTERVAL '1' SECOND
     AS SELECT g, b, count(*) AS n, rank() OVER (PARTITION BY g ORDER BY count(*) DESC, b) AS r
          FROM cont.s GROUP BY g, b;
+  CREATE MATERIALIZED TABLE k_window_ranks FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.region, sum(o.amount) AS total, rank() OVER (ORDER BY sum(o.amount) DESC, c.region) AS r,
+              sum(sum(o.amount)) OVER (ORDER BY c.region) AS running
+         FROM cont.o JOIN cont.c ON c.id = o.customer_id GROUP BY c.region;
   CREATE MATERIALIZED TABLE f_window FRESHNESS = INTERVAL '1' SECOND
     AS SELECT id, g, rank() OVER (ORDER BY v DESC, id) AS r FROM cont.s$$);
 
@@ -431,7 +437,8 @@ SELECT to_regclass('materialized_table_internal.state_' || (SELECT id FROM mater
 -- itself, not by decoding)
 SELECT relname, relreplident FROM pg_class WHERE relnamespace = 'cont'::regnamespace AND relkind = 'r' ORDER BY 1;
 
--- ALTER ... AS switches the strategy and the content in its transaction
+-- ALTER ... AS switches how the table is maintained and its content in its
+-- transaction
 BEGIN;
 SELECT materialized_table.execute($$
   ALTER MATERIALIZED TABLE k_minmax AS

@@ -270,12 +270,11 @@ collect_vars_walker(Node *node, VarCollector *c)
 	return expression_tree_walker(node, collect_vars_walker, c);
 }
 
-/* the state's column of a Var: its column's name, made unique */
+/* base, or base_2, base_3 ...: a name none of taken (String) has */
 static char *
-input_column_name(Var *v, List *rtable, List *taken)
+unique_name(const char *base, List *taken)
 {
-	char	   *base = get_attname(rt_fetch(v->varno, rtable)->relid, v->varattno, false);
-	char	   *name = base;
+	char	   *name = pstrdup(base);
 	ListCell   *lc;
 	int			n = 1;
 
@@ -290,6 +289,13 @@ input_column_name(Var *v, List *rtable, List *taken)
 			return name;
 		name = psprintf("%s_%d", base, ++n);
 	}
+}
+
+/* the state's column of a Var: its column's name, made unique */
+static char *
+input_column_name(Var *v, List *rtable, List *taken)
+{
+	return unique_name(get_attname(rt_fetch(v->varno, rtable)->relid, v->varattno, false), taken);
 }
 
 /*
@@ -435,6 +441,162 @@ mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
 		a->group_columns = a->group_results = NIL;
 		a->group_is_key = false;
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * Window functions over their input rows kept
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct WindowSplit
+{
+	Query	   *q;
+	List	   *inputs;			/* Expr: the state's columns, in order ... */
+	List	   *names;			/* String: ... and their names */
+	bool		ok;				/* nothing the state cannot hold */
+} WindowSplit;
+
+/* The state's column of expr (added if new), as a Var of the outer query. */
+static Var *
+input_var(WindowSplit *s, Node *expr, const char *base)
+{
+	AttrNumber	attno = 0;
+	ListCell   *lc;
+
+	foreach(lc, s->inputs)
+		if (equal(lfirst(lc), expr))
+			attno = foreach_current_index(lc) + 1;
+	if (attno == 0)
+	{
+		s->inputs = lappend(s->inputs, copyObject(expr));
+		s->names = lappend(s->names, makeString(unique_name(base, s->names)));
+		attno = list_length(s->inputs);
+	}
+	return makeVar(1, attno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0);
+}
+
+/*
+ * What window functions are computed over becomes the state's columns: a
+ * grouping expression whole, an aggregate whole, any other column read;
+ * the window functions themselves stay above.
+ */
+static Node *
+window_input_mutator(Node *node, WindowSplit *s)
+{
+	ListCell   *lc;
+
+	if (node == NULL)
+		return NULL;
+	if (!IsA(node, Const))
+		foreach(lc, s->q->groupClause)
+		{
+			TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), s->q->targetList);
+
+			if (equal(tle->expr, node))
+				return (Node *) input_var(s, node, "__mt_group");
+		}
+	if (IsA(node, Aggref))
+		return (Node *) input_var(s, node, "__mt_agg");
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varlevelsup != 0 || v->varattno <= 0)
+		{
+			s->ok = false;
+			return node;
+		}
+		return (Node *) input_var(s, node,
+								  get_rte_attribute_name(rt_fetch(v->varno, s->q->rtable), v->varattno));
+	}
+	if (IsA(node, GroupingFunc) || IsA(node, SubLink))
+	{
+		s->ok = false;
+		return node;
+	}
+	return expression_tree_mutator(node, window_input_mutator, s);
+}
+
+/*
+ * mt_kept_rows_window_query
+ *		Split query q, with window functions, in two: the rows its window
+ *		functions are computed over (its FROM, WHERE, GROUP BY and HAVING,
+ *		the grouping expressions first, then each aggregate and column its
+ *		result reads), returned, and *outer, q over them (its window
+ *		functions, DISTINCT, ORDER BY and LIMIT over range table entry 1,
+ *		a subquery of the rows returned).  NULL when q cannot be so split.
+ */
+Query *
+mt_kept_rows_window_query(Query *q, Query **outer)
+{
+	WindowSplit s = {0};
+	Query	   *body;
+	Query	   *top;
+	RangeTblEntry *rte;
+	RangeTblRef *ref;
+	ListCell   *lc;
+
+	if (!q->hasWindowFuncs || q->groupingSets || q->setOperations || q->hasTargetSRFs ||
+		q->cteList || q->rowMarks || (q->hasAggs && q->groupClause == NIL) ||
+		checkExprHasSubLink((Node *) q->targetList))
+		return NULL;
+	s.q = q;
+	s.ok = true;
+	/* the grouping expressions first: the state's keys, as the groups' */
+	foreach(lc, q->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+
+		(void) input_var(&s, (Node *) tle->expr,
+						 tle->resjunk || tle->resname == NULL ? "__mt_group" : tle->resname);
+	}
+	/* (an expression grouped by twice would be one column) */
+	if (list_length(s.inputs) != list_length(q->groupClause))
+		return NULL;
+	top = copyObject(q);
+	top->targetList = (List *) window_input_mutator((Node *) top->targetList, &s);
+	if (!s.ok || s.inputs == NIL)
+		return NULL;
+
+	body = copyObject(q);
+	body->targetList = NIL;
+	foreach(lc, s.inputs)
+	{
+		int			i = foreach_current_index(lc);
+		TargetEntry *tle = makeTargetEntry(copyObject(lfirst(lc)), i + 1,
+										   pstrdup(strVal(list_nth(s.names, i))), false);
+
+		/* (a grouping expression keeps the reference its GROUP BY item has) */
+		if (i < list_length(q->groupClause))
+			tle->ressortgroupref = ((SortGroupClause *) list_nth(q->groupClause, i))->tleSortGroupRef;
+		body->targetList = lappend(body->targetList, tle);
+	}
+	body->hasWindowFuncs = false;
+	body->windowClause = NIL;
+	body->sortClause = NIL;
+	body->distinctClause = NIL;
+	body->hasDistinctOn = false;
+	body->limitCount = NULL;
+	body->limitOffset = NULL;
+	body->limitOption = LIMIT_OPTION_DEFAULT;
+
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = body;
+	rte->eref = makeAlias("kept", list_copy_deep(s.names));
+	rte->inFromCl = true;
+	ref = makeNode(RangeTblRef);
+	ref->rtindex = 1;
+	top->rtable = list_make1(rte);
+	top->jointree = makeFromExpr(list_make1(ref), NULL);
+	top->hasAggs = false;
+	top->groupClause = NIL;
+	top->groupDistinct = false;
+	top->havingQual = NULL;
+	top->hasSubLinks = false;
+	top->constraintDeps = NIL;
+	*outer = top;
+	return body;
 }
 
 static char *

@@ -145,4 +145,12 @@ CREATE MATERIALIZED TABLE load.full_join FRESHNESS = INTERVAL '1' SECOND AS
 CREATE MATERIALIZED TABLE load.nullable_side FRESHNESS = INTERVAL '1' SECOND AS
   SELECT o.id, o.amount, c.region FROM load.orders o LEFT JOIN load.customers c
     ON c.id = o.customer_id AND c.region <> 'region 3' WHERE o.id % 4 = 0;
+-- windows over the whole result, over their input rows kept by keys: a
+-- rank of a join's groups, a running total of rows
+CREATE MATERIALIZED TABLE load.kept_ranks FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT c.region, sum(o.amount) AS revenue, rank() OVER (ORDER BY sum(o.amount) DESC, c.region) AS place
+  FROM load.orders o JOIN load.customers c ON c.id = o.customer_id GROUP BY c.region;
+CREATE MATERIALIZED TABLE load.kept_running FRESHNESS = INTERVAL '1' SECOND AS
+  SELECT id, balance, sum(balance) OVER (ORDER BY id) AS running, count(*) OVER () AS accounts
+  FROM load.accounts WHERE grp < 5;
 $$);

@@ -54,14 +54,15 @@ INSERT INTO switches SELECT 1, strategy, mismatches('m'), load_running()
 COMMIT;
 SELECT pg_sleep(1.5) \g /dev/null
 
--- 2. keys -> full recompute, by CREATE OR ALTER
+-- 2. keys -> full recompute, by CREATE OR ALTER (a window over grouping
+-- sets: recomputed)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 LOCK TABLE m IN SHARE ROW EXCLUSIVE MODE;
 LOCK TABLE materialized_table_internal.continuous_state IN EXCLUSIVE MODE;
 SELECT materialized_table.execute($$
   CREATE OR ALTER MATERIALIZED TABLE tap_ca.m FRESHNESS = INTERVAL '1' SECOND AS
     SELECT grp, count(*) AS n, sum(v) AS total, max(v) AS top, rank() OVER (ORDER BY count(*), grp) AS r
-      FROM tap_ca.src GROUP BY grp$$) \g /dev/null
+      FROM tap_ca.src GROUP BY ROLLUP (grp)$$) \g /dev/null
 INSERT INTO switches SELECT 2, strategy, mismatches('m'), load_running()
   FROM materialized_table_internal.continuous_state WHERE relid = 'm'::regclass;
 COMMIT;
@@ -91,14 +92,14 @@ INSERT INTO switches SELECT 4, strategy, mismatches('m'), load_running()
 COMMIT;
 SELECT pg_sleep(1.5) \g /dev/null
 
--- 5. deltas -> full recompute
+-- 5. deltas -> full recompute (grouping sets again)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 LOCK TABLE m IN SHARE ROW EXCLUSIVE MODE;
 LOCK TABLE materialized_table_internal.continuous_state IN EXCLUSIVE MODE;
 SELECT materialized_table.execute($$
   ALTER MATERIALIZED TABLE tap_ca.m AS
     SELECT grp, count(*) AS n, sum(v) AS total, sum(v) AS top, count(*) OVER () AS r FROM tap_ca.src
-     WHERE grp > 1 AND v < (SELECT avg(v) + 40 FROM tap_ca.src) GROUP BY grp$$) \g /dev/null
+     WHERE grp > 1 AND v < (SELECT avg(v) + 40 FROM tap_ca.src) GROUP BY ROLLUP (grp)$$) \g /dev/null
 INSERT INTO switches SELECT 5, strategy, mismatches('m'), load_running()
   FROM materialized_table_internal.continuous_state WHERE relid = 'm'::regclass;
 COMMIT;

@@ -6,6 +6,7 @@
  *	  analysis_query.c	 what a query reads, whether its shape allows keys,
  *						 FULL, and the equalities between its columns
  *	  analysis_deltas.c	 whether DELTAS can maintain it, and their SQL
+ *	  analysis_correlated.c	 the keys subqueries in expressions name
  *	  analysis.c		 the keys of each source, and the strategy chosen
  *
  * each using only those above it.
@@ -60,5 +61,12 @@ extern bool mt_groups_by_shown_column(Query *q);
 extern bool mt_try_deltas(MtGraph *g, Query *q, MtAnalysis *a);
 extern bool mt_may_fail(Node *node, void *context);
 extern Node *mt_own_row_filter(Query *q, int rtindex);
+
+/* analysis_correlated.c */
+extern bool mt_deterministic_column(Oid relid, AttrNumber attno);
+extern MtSourceUse *mt_keyed_use_at(MtAnalysis *a, int rtindex);
+extern bool mt_identity_full(Oid relid, bool inh);
+extern List *mt_correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names,
+								MtAnalysis *a, bool top);
 
 #endif							/* MT_CONTINUOUS_ANALYSIS_INT_H */

@@ -22,6 +22,11 @@
  *	  aggregates, as TPC-H Q13's), and reads all its sources: the state is
  *	  the subquery's rows, named as the query names them; the table, the
  *	  query over the state instead of the subquery.
+ *	- window functions whose partitions no result column names (a window
+ *	  over the whole result, TPC-H-style ranks of groups): the state is
+ *	  the rows they are computed over (the query's groups, or its rows,
+ *	  with the columns and aggregates its result reads); the table, the
+ *	  window functions over the state.
  * The state (MtAnalysis.rows_kept) is maintained by the keys a change
  * names, as any KEYS table's rows are.  Two hidden objects of the internal
  * schema hold it, named and owned as a DELTAS table's are
@@ -47,6 +52,7 @@ extern void mt_kept_rows_prepare_subquery(MtAnalysis *a, Query *q, int rtindex, 
 extern void mt_kept_rows_prepare_cte(MtAnalysis *a, Query *q, Query *sub);
 extern Query *mt_kept_rows_input_query(Query *q, List **vars);
 extern void mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars);
+extern Query *mt_kept_rows_window_query(Query *q, Query **outer);
 extern void mt_kept_rows_create_objects(Oid relid, MtAnalysis *a);
 extern MtRefreshCounts mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter);
 
