@@ -305,6 +305,12 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE k_scalar_sublink FRESHNESS = INTERVAL '1' SECOND
     AS SELECT s.g, count(*) AS n, (SELECT count(*) FROM cont.c WHERE c.id = s.g) AS customers
          FROM cont.s GROUP BY s.g$$);
+-- a key tested by IN (a grouped subquery, TPC-H Q18): the rows of changed
+-- values are recomputed with the values carried into the subquery
+SELECT materialized_table.execute($$
+  CREATE MATERIALIZED TABLE k_in_having FRESHNESS = INTERVAL '1' SECOND
+    AS SELECT c.id, c.region FROM cont.c
+        WHERE c.id IN (SELECT o.customer_id FROM cont.o GROUP BY o.customer_id HAVING sum(o.amount) > 20)$$);
 -- grouped, the subquery correlated on a column that is no key of the
 -- result (TPC-H Q4): o's changes would name the regions of the customers
 -- they match, nearly all; the rows it aggregates are kept instead, by the

@@ -887,6 +887,18 @@ mt_analyze_query_view(Oid viewid, Oid relid)
 	ListCell   *lc;
 
 	a->owner = mt_table_owner(relid);
+	/* what a cycle reads its keys' rows from: the state's query, or the view */
+	if (a->strategy == MT_STRATEGY_KEYS && !a->from_nodes && !a->poll)
+	{
+		Relation	view = table_open(viewid, AccessShareLock);
+
+		mt_keys_pushed_note(a, a->rows_kept ? a->body_query : get_view_query(view));
+		table_close(view, AccessShareLock);
+		if (a->pushed_columns != NIL)
+			a->reason = psprintf("%s; the rows of changed values of %s are recomputed with those values carried into the IN subquery that tests %s",
+								 a->reason, mt_name_list_text(a->pushed_columns),
+								 list_length(a->pushed_columns) > 1 ? "each" : "it");
+	}
 	foreach(lc, a->uses)
 	{
 		MtSourceUse *use = lfirst(lc);

@@ -27,6 +27,7 @@
 #include "mt/continuous/cycle_int.h"
 #include "mt/continuous/partial_log.h"
 #include "mt/continuous/kept_rows.h"
+#include "mt/continuous/key_columns.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/extension.h"
 
@@ -169,7 +170,10 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 		if (req.filter != NIL && t->analysis->rows_kept)
 			counts = mt_kept_rows_refresh(t->relid, t->analysis, named);
 		else if (req.filter != NIL)
+		{
+			req.source_sql = mt_keys_pushed_sql(t->analysis, named);
 			counts = mt_refresh_rows(&req);
+		}
 		mt_cont_measure_keys(t, nkeys, start);
 	}
 	else if (!full && t->analysis->strategy == MT_STRATEGY_DELTAS && mt_cont_own_rows(t))

@@ -37,6 +37,7 @@
 #include "mt/catalog/hidden_objects.h"
 #include "mt/catalog/marker.h"
 #include "mt/continuous/kept_rows.h"
+#include "mt/continuous/key_columns.h"
 #include "mt/materialized_table.h"
 #include "mt/utils/extension.h"
 #include "mt/utils/spi_plans.h"
@@ -878,7 +879,8 @@ static char *
 rows_sql(MtAnalysis *a, List *filter, TupleDesc desc, Oid *argtypes, int nparams,
 		 ParamListInfo params)
 {
-	char	   *select = psprintf("SELECT * FROM (%s) r", a->body_sql);
+	const char *pushed = mt_keys_pushed_sql(a, filter);
+	char	   *select = psprintf("SELECT * FROM (%s) r", pushed ? pushed : a->body_sql);
 	char	   *plain = mt_filter_select(select, filter, "r", desc, argtypes);
 	char	   *joined;
 	bool		many = false;

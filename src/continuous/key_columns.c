@@ -605,3 +605,139 @@ mt_coarsen_key_uses(MtAnalysis *a)
 			a->keys = list_concat_unique(a->keys, use->key_columns);
 	}
 }
+
+/* ---------------------------------------------------------------------
+ * Keys carried into IN subqueries
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The rows of query q with the values $1 (an array of its type) of result
+ * column column, as text, where q's WHERE tests that column by
+ * "col IN (SELECT x FROM ...)": each such subquery also gets
+ * "x = ANY ($1)", since its other rows can match no row of those values.
+ * PostgreSQL carries an equality into a subquery, but not "col = ANY
+ * (...)": TPC-H Q18's recompute of the changed orders summed the lines of
+ * every order in its IN (SELECT l_orderkey ... GROUP BY l_orderkey HAVING
+ * ...).  x must be a plain column, grouped by where the subquery groups
+ * (a group of other x values would be filtered otherwise).  NULL when no
+ * subquery is so.
+ */
+static char *
+keys_pushed_sql(Query *q, const char *column)
+{
+	TargetEntry *key = NULL;
+	Var		   *var;
+	Query	   *copy;
+	bool		pushed = false;
+	ListCell   *lc;
+
+	if (q->setOperations || q->groupingSets || q->jointree->quals == NULL)
+		return NULL;
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (!tle->resjunk && tle->resname && strcmp(tle->resname, column) == 0)
+			key = tle;
+	}
+	if (key == NULL || !IsA(key->expr, Var) || ((Var *) key->expr)->varlevelsup != 0 ||
+		!OidIsValid(get_array_type(((Var *) key->expr)->vartype)))
+		return NULL;
+	var = (Var *) key->expr;
+	copy = copyObject(q);
+	foreach(lc, make_ands_implicit((Expr *) copy->jointree->quals))
+	{
+		SubLink    *sl = lfirst(lc);
+		OpExpr	   *op;
+		Param	   *inner;
+		Query	   *sub;
+		TargetEntry *out;
+		Param	   *values;
+		ScalarArrayOpExpr *test;
+
+		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || !IsA(sl->testexpr, OpExpr))
+			continue;
+		op = (OpExpr *) sl->testexpr;
+		if (!mt_keyable_equality(op) || !equal(linitial(op->args), var) ||
+			!IsA(lsecond(op->args), Param))
+			continue;
+		inner = lsecond(op->args);
+		sub = (Query *) sl->subselect;
+		if (sub->setOperations || sub->groupingSets || sub->hasWindowFuncs || sub->hasTargetSRFs ||
+			sub->hasDistinctOn || sub->limitCount || sub->limitOffset ||
+			inner->paramkind != PARAM_SUBLINK || inner->paramid != 1)
+			continue;
+		out = linitial(sub->targetList);
+		if (!IsA(out->expr, Var) || ((Var *) out->expr)->varlevelsup != 0 ||
+			((sub->groupClause || sub->hasAggs) &&
+			 (out->ressortgroupref == 0 ||
+			  get_sortgroupref_clause_noerr(out->ressortgroupref, sub->groupClause) == NULL)))
+			continue;
+		values = makeNode(Param);
+		values->paramkind = PARAM_EXTERN;
+		values->paramid = 1;
+		values->paramtype = get_array_type(var->vartype);
+		values->paramtypmod = -1;
+		values->paramcollid = InvalidOid;
+		values->location = -1;
+		test = makeNode(ScalarArrayOpExpr);
+		test->opno = op->opno;
+		test->opfuncid = get_opcode(op->opno);
+		test->useOr = true;
+		test->inputcollid = op->inputcollid;
+		test->args = list_make2(copyObject(out->expr), values);
+		test->location = -1;
+		sub->jointree->quals = make_and_qual(sub->jointree->quals, (Node *) test);
+		pushed = true;
+	}
+	return pushed ? mt_query_text(copy) : NULL;
+}
+
+/*
+ * mt_keys_pushed_note
+ *		Note in a, a KEYS analysis of query q (the state's, for kept rows),
+ *		the text of q for each of its keys that IN subqueries test
+ *		(keys_pushed_sql).
+ */
+void
+mt_keys_pushed_note(MtAnalysis *a, Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->keys)
+	{
+		char	   *sql = keys_pushed_sql(q, strVal(lfirst(lc)));
+
+		if (sql == NULL)
+			continue;
+		a->pushed_columns = lappend(a->pushed_columns, lfirst(lc));
+		a->pushed_sqls = lappend(a->pushed_sqls, sql);
+	}
+}
+
+/*
+ * mt_keys_pushed_sql
+ *		The text of the query to read the rows of filter from instead of the
+ *		query itself (its parameter $1 the filter's), or NULL: when the
+ *		filter is the values of one column that IN subqueries test.
+ */
+const char *
+mt_keys_pushed_sql(MtAnalysis *a, List *filter)
+{
+	MtFilterFamily *family;
+	MtFilterColumn *col;
+	ListCell   *lc;
+	ListCell   *ls;
+
+	if (list_length(filter) != 1)
+		return NULL;
+	family = linitial(filter);
+	if (family->rowwise || list_length(family->columns) != 1)
+		return NULL;
+	col = linitial(family->columns);
+	forboth(lc, a->pushed_columns, ls, a->pushed_sqls)
+		if (strcmp(strVal(lfirst(lc)), col->name) == 0)
+			return lfirst(ls);
+	return NULL;
+}

@@ -565,12 +565,13 @@ mt_filter_select_joined(const char *select, List *filter, const char *alias, Tup
 }
 
 /*
- * The refresh query: the source view's columns in the table's column
- * order, cast to the table's types where they differ, and the values of
- * metadata columns.
+ * The refresh query: the source view's columns (of source_sql's rows, if
+ * not NULL) in the table's column order, cast to the table's types where
+ * they differ, and the values of metadata columns.
  */
 static char *
-select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
+select_sql(Relation rel, MtTable *mt, Relation view, const char *source_sql, List *filter,
+		   Oid *ptypes)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleDesc	vdesc = RelationGetDescr(view);
@@ -620,6 +621,7 @@ select_sql(Relation rel, MtTable *mt, Relation view, List *filter, Oid *ptypes)
 			appendStringInfo(&buf, "CAST(v.%s AS %s)", quote_identifier(name), type);
 	}
 	appendStringInfo(&buf, " FROM %s v",
+					 source_sql ? psprintf("(%s)", source_sql) :
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(view)),
 												RelationGetRelationName(view)));
 	return mt_filter_select(buf.data, filter, "v", vdesc, ptypes);
@@ -962,12 +964,12 @@ mt_refresh_rows(MtRefreshRequest *req)
 	nparams = mt_filter_params(req->filter, RelationGetDescr(rel), &argtypes, &values, &params);
 	where_sql = filter_sql(req->filter, NULL, RelationGetDescr(rel), argtypes);
 	delete_sql = psprintf("DELETE FROM %s%s", mt_qualified_name(relid), where_sql);
-	select_query = select_sql(rel, mt, view, req->filter, argtypes);
+	select_query = select_sql(rel, mt, view, req->source_sql, req->filter, argtypes);
 	distributed = mt_citus_table_kind(relid) != MT_CITUS_NONE;
 	if (distributed)
 		insert_query = psprintf("INSERT INTO %s (%s) %s", mt_qualified_name(relid),
 								insert_columns(rel), select_query);
-	else if (merge_by_key(req, rel, mt, view))
+	else if (req->source_sql == NULL && merge_by_key(req, rel, mt, view))
 	{
 		merge_query = merge_sql(rel, view, linitial(req->filter), argtypes, false);
 		if (mt_query_computed_whole(get_view_query(view)))

@@ -225,6 +225,14 @@ typedef struct MtAnalysis
 								 * rewrites the groups of the rows it
 								 * replaced, */
 	bool		group_is_key;	/* ... which are all it groups by */
+
+	/*
+	 * KEYS: the keys that IN subqueries test, and the query (the state's,
+	 * of kept rows) with the values $1 of each carried into them
+	 * (mt/continuous/key_columns.h)
+	 */
+	List	   *pushed_columns;	/* String */
+	List	   *pushed_sqls;	/* char * */
 } MtAnalysis;
 
 #define MT_GROUPING_SET_COLUMN	"__mt_set"

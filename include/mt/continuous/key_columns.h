@@ -17,6 +17,7 @@
 #include "nodes/parsenodes.h"
 
 #include "mt/continuous/analysis.h"
+#include "mt/refresh/refresh.h"
 
 extern void mt_narrow_to_primary_key(MtSourceUse *use);
 extern void mt_coarsen_key_uses(MtAnalysis *a);
@@ -26,5 +27,7 @@ extern bool mt_full_join_uses(Query *q, List *names, MtAnalysis *a);
 extern int	mt_expression_key_rtindex(Query *q, bool *nullable, Node *expr);
 extern void mt_expression_keys_use(MtSourceUse *use, int rtindex, List *exprs, List *names);
 extern List *mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed);
+extern void mt_keys_pushed_note(MtAnalysis *a, Query *q);
+extern const char *mt_keys_pushed_sql(MtAnalysis *a, List *filter);
 
 #endif							/* MT_CONTINUOUS_KEY_COLUMNS_H */

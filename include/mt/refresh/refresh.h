@@ -69,6 +69,8 @@ typedef struct MtRefreshRequest
 	List	   *filter;			/* MtFilterFamily; NIL for the whole table */
 	Oid			source_view;	/* where rows come from; InvalidOid: the
 								 * table's query view */
+	const char *source_sql;		/* or rows of this query (with the filter's
+								 * parameters, the query view's columns) */
 	bool		use_snapshot;	/* read with the caller's active snapshot */
 	bool		by_key;			/* the filter's columns are a key of the
 								 * query's result: rows may be matched by
