@@ -963,9 +963,15 @@ class Gen:
                 subw = (subw + " AND " if subw else " WHERE ") + corr
                 tags.add("subquery:correlated")
         tags |= sub.tags | {"subquery:not_in" if neg else "subquery:in"}
+        grouped = ""
+        if not neg and self.chance(0.4):
+            # grouped by its output, as TPC-H Q18's: the keys a cycle
+            # recomputes are carried into it
+            grouped = f" GROUP BY {rc.expr} HAVING count(*) > {r.choice([0, 1, 2])}"
+            tags.add("subquery:in_grouped")
         its = self.items(rels, 1, 4)
         sl, outs = self.select_list(its)
-        cond = f"{lc.expr} {'NOT IN' if neg else 'IN'} (SELECT {rc.expr} FROM {sub.sql}{subw})"
+        cond = f"{lc.expr} {'NOT IN' if neg else 'IN'} (SELECT {rc.expr} FROM {sub.sql}{subw}{grouped})"
         return Core(f"SELECT {sl} FROM {sql}{self.where(rels, conds, 0.3, cond)}", outs, tags)
 
     def scalar_subquery(self):
