@@ -299,6 +299,34 @@ input_column_name(Var *v, List *rtable, List *taken)
 	return unique_name(get_attname(rt_fetch(v->varno, rtable)->relid, v->varattno, false), taken);
 }
 
+/* outer reads body alone, as range table entry 1, its columns named colnames */
+static void
+read_kept(Query *outer, Query *body, List *colnames)
+{
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	RangeTblRef *ref = makeNode(RangeTblRef);
+
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = body;
+	rte->eref = makeAlias("kept", colnames);
+	rte->inFromCl = true;
+	ref->rtindex = 1;
+	outer->rtable = list_make1(rte);
+	outer->jointree = makeFromExpr(list_make1(ref), NULL);
+}
+
+/* The rows body computes, in no order, all of them: what a state keeps. */
+static void
+unordered_rows(Query *body)
+{
+	body->sortClause = NIL;
+	body->distinctClause = NIL;
+	body->hasDistinctOn = false;
+	body->limitCount = NULL;
+	body->limitOffset = NULL;
+	body->limitOption = LIMIT_OPTION_DEFAULT;
+}
+
 /*
  * mt_kept_rows_input_query
  *		The rows aggregate query q aggregates (all of them, or by its
@@ -341,12 +369,7 @@ mt_kept_rows_input_query(Query *q, List **vars)
 	body->groupClause = NIL;
 	body->groupDistinct = false;
 	body->havingQual = NULL;
-	body->sortClause = NIL;
-	body->distinctClause = NIL;
-	body->hasDistinctOn = false;
-	body->limitCount = NULL;
-	body->limitOffset = NULL;
-	body->limitOption = LIMIT_OPTION_DEFAULT;
+	unordered_rows(body);
 	*vars = c.vars;
 	return body;
 }
@@ -394,21 +417,13 @@ void
 mt_kept_rows_prepare_input(MtAnalysis *a, Query *q, Query *body, List *vars)
 {
 	Query	   *outer = copyObject(q);
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	RangeTblRef *ref = makeNode(RangeTblRef);
 	InputMapper m = {vars};
 	List	   *colnames = NIL;
 	ListCell   *lc;
 
 	foreach(lc, body->targetList)
 		colnames = lappend(colnames, makeString(pstrdup(((TargetEntry *) lfirst(lc))->resname)));
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = body;
-	rte->eref = makeAlias("kept", colnames);
-	rte->inFromCl = true;
-	outer->rtable = list_make1(rte);
-	ref->rtindex = 1;
-	outer->jointree = makeFromExpr(list_make1(ref), NULL);
+	read_kept(outer, body, colnames);
 	outer->targetList = (List *) map_input_mutator((Node *) outer->targetList, &m);
 	outer->havingQual = map_input_mutator(outer->havingQual, &m);
 	outer->hasSubLinks = false;
@@ -533,8 +548,6 @@ mt_kept_rows_window_query(Query *q, Query **outer)
 	WindowSplit s = {0};
 	Query	   *body;
 	Query	   *top;
-	RangeTblEntry *rte;
-	RangeTblRef *ref;
 	ListCell   *lc;
 
 	if (!q->hasWindowFuncs || q->groupingSets || q->setOperations || q->hasTargetSRFs ||
@@ -574,22 +587,9 @@ mt_kept_rows_window_query(Query *q, Query **outer)
 	}
 	body->hasWindowFuncs = false;
 	body->windowClause = NIL;
-	body->sortClause = NIL;
-	body->distinctClause = NIL;
-	body->hasDistinctOn = false;
-	body->limitCount = NULL;
-	body->limitOffset = NULL;
-	body->limitOption = LIMIT_OPTION_DEFAULT;
+	unordered_rows(body);
 
-	rte = makeNode(RangeTblEntry);
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = body;
-	rte->eref = makeAlias("kept", list_copy_deep(s.names));
-	rte->inFromCl = true;
-	ref = makeNode(RangeTblRef);
-	ref->rtindex = 1;
-	top->rtable = list_make1(rte);
-	top->jointree = makeFromExpr(list_make1(ref), NULL);
+	read_kept(top, body, list_copy_deep(s.names));
 	top->hasAggs = false;
 	top->groupClause = NIL;
 	top->groupDistinct = false;

@@ -25,6 +25,12 @@
 --                              whose strategy was strategy (refresh_history)
 --   cycles_of(t, strategy)     the same, of table t
 --
+-- With \set with_steps, also (not with with_cycles):
+--   step(sql, ...)             marks the time, commits, runs each statement
+--                              and commits them: one batch of changes
+--   cycles_since(t)            the strategies (distinct, comma-separated) of
+--                              t's cycles that succeeded since the mark
+--
 -- With \set with_src, also a source table and a writer:
 --   src(id, grp, v)            5,000 rows in 20 groups
 --   writer(seconds, also)      random inserts, updates (of groups too) and
@@ -113,6 +119,32 @@ CREATE FUNCTION %1$I.cycles_of(t regclass, strategy text) RETURNS bigint LANGUAG
   SELECT count(*) FROM materialized_table.refresh_history h
    WHERE h.table_name = t AND h.trigger = 'CONTINUOUS'
      AND h.started_at > (SELECT max(at) FROM %1$I.mark) AND h.strategy = $2
+$$$f$, :'schema') \gexec
+\endif
+
+\if :{?with_steps}
+CREATE TEMP TABLE mark (at timestamptz);
+-- (a procedure that commits cannot have a SET search_path: the names are
+-- qualified as it is created)
+SELECT format($f$
+CREATE FUNCTION %1$I.cycles_since(t regclass) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(DISTINCT h.strategy, ','), '')
+    FROM materialized_table.refresh_history h
+   WHERE h.table_name = t AND h.trigger = 'CONTINUOUS'
+     AND h.started_at > (SELECT at FROM pg_temp.mark) AND h.status = 'SUCCEEDED'
+$$;
+CREATE PROCEDURE %1$I.step(VARIADIC sqls text[]) LANGUAGE plpgsql AS $$
+DECLARE
+    s text;
+BEGIN
+    DELETE FROM pg_temp.mark;
+    INSERT INTO pg_temp.mark VALUES (clock_timestamp());
+    COMMIT;
+    FOREACH s IN ARRAY sqls LOOP
+        EXECUTE s;
+    END LOOP;
+    COMMIT;
+END
 $$$f$, :'schema') \gexec
 \endif
 

@@ -14,6 +14,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_cs
+\set with_steps
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_cs, public;
 
@@ -23,22 +24,6 @@ CREATE TABLE supply (partkey int NOT NULL, suppkey int NOT NULL, cost numeric(8,
 INSERT INTO part SELECT i, 'part ' || i, i % 10 FROM generate_series(1, 2000) i;
 INSERT INTO supply SELECT 1 + i % 2000, i, (i * 7) % 101 FROM generate_series(1, 8000) i;
 ANALYZE part, supply;
-
--- the strategies of a table's cycles since the mark
-CREATE TEMP TABLE mark (at timestamptz);
-CREATE FUNCTION cycles_since(t text) RETURNS text LANGUAGE sql AS $$
-    SELECT coalesce(string_agg(DISTINCT h.strategy, ','), '')
-      FROM materialized_table.refresh_history h
-     WHERE h.table_name = to_regclass(t) AND h.trigger = 'CONTINUOUS'
-       AND h.started_at > (SELECT at FROM mark) AND h.status = 'SUCCEEDED' $$;
-CREATE PROCEDURE step(sql text) LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM mark;
-    INSERT INTO mark VALUES (clock_timestamp());
-    COMMIT;
-    EXECUTE sql;
-    COMMIT;
-END $$;
 
 SELECT plan(36);
 
@@ -164,7 +149,7 @@ SELECT materialized_table.execute($$
   CREATE MATERIALIZED TABLE tap_cs.in_correlated FRESHNESS = INTERVAL '1' SECOND AS
     SELECT x1.id AS c1, x1.g AS c2, upper(x1.s) AS c4 FROM tap_cs.pp x1
      WHERE x1.g IN (SELECT x2.k FROM tap_cs.tt x2 WHERE x1.s = x2.s)$$) \g /dev/null
-SELECT is(maintenance_detail, 'rows are recomputed for the changed values of c1, c2; a change of tt, read in a subquery correlated on c2, recomputes the rows of its values',
+SELECT is(maintenance_detail, 'rows are recomputed for the changed values of c1, c2; a change of tt, read in a subquery correlated on c2, recomputes the rows of its values; the rows of changed values of c2 are recomputed with those values carried into the IN subquery that tests it',
           'in_correlated: its subquery''s changes name the key its IN compares')
   FROM materialized_table.materialized_tables WHERE table_name = 'tap_cs.in_correlated'::regclass;
 SELECT isnt(wait_for($$SELECT synced FROM materialized_table_internal.continuous_state

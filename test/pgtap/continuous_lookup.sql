@@ -15,6 +15,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_lk
+\set with_steps
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_lk, public;
 
@@ -26,22 +27,6 @@ INSERT INTO brand SELECT i, 'brand ' || (i % 4) FROM generate_series(0, 9) i;
 INSERT INTO part SELECT i, 'part ' || i, i % 10, i % 7 FROM generate_series(1, 2000) i;
 INSERT INTO supply SELECT 1 + i % 2000, i, (i * 7) % 101 FROM generate_series(1, 8000) i;
 ANALYZE brand, part, supply;
-
--- the strategies of a table's cycles since the mark
-CREATE TEMP TABLE mark (at timestamptz);
-CREATE FUNCTION cycles_since(t text) RETURNS text LANGUAGE sql AS $$
-    SELECT coalesce(string_agg(DISTINCT h.strategy, ','), '')
-      FROM materialized_table.refresh_history h
-     WHERE h.table_name = to_regclass(t) AND h.trigger = 'CONTINUOUS'
-       AND h.started_at > (SELECT at FROM mark) AND h.status = 'SUCCEEDED' $$;
-CREATE PROCEDURE step(sql text) LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM mark;
-    INSERT INTO mark VALUES (clock_timestamp());
-    COMMIT;
-    EXECUTE sql;
-    COMMIT;
-END $$;
 
 SELECT plan(47);
 

@@ -14,6 +14,7 @@
 -- Not wrapped in a transaction: the worker only sees committed data.  The
 -- file cleans up after itself.
 \set schema tap_rf
+\set with_steps
 \ir ../lib/tap_helpers.sql
 SET search_path = tap_rf, public;
 
@@ -33,26 +34,6 @@ INSERT INTO line SELECT i, 1 + i % 200, i % 40, (ARRAY['AIR', 'SHIP', 'MAIL', 'R
                         (i % 50) / 4.0
   FROM generate_series(1, 8000) i;
 ANALYZE part, line;
-
--- the table's cycles since the mark
-CREATE TEMP TABLE mark (at timestamptz);
-CREATE FUNCTION cycles_since(t regclass) RETURNS text LANGUAGE sql AS $$
-    SELECT coalesce(string_agg(h.strategy, ',' ORDER BY h.started_at), '')
-      FROM materialized_table.refresh_history h
-     WHERE h.table_name = t AND h.trigger = 'CONTINUOUS'
-       AND h.started_at > (SELECT at FROM pg_temp.mark) $$;
-CREATE PROCEDURE step(VARIADIC sqls text[]) LANGUAGE plpgsql AS $$
-DECLARE
-    s text;
-BEGIN
-    DELETE FROM pg_temp.mark;
-    INSERT INTO pg_temp.mark VALUES (clock_timestamp());
-    COMMIT;
-    FOREACH s IN ARRAY sqls LOOP
-        EXECUTE s;
-    END LOOP;
-    COMMIT;
-END $$;
 
 SELECT plan(31);
 
