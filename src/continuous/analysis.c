@@ -894,10 +894,16 @@ mt_analyze_query_view(Oid viewid, Oid relid)
 
 		mt_keys_pushed_note(a, a->rows_kept ? a->body_query : get_view_query(view));
 		table_close(view, AccessShareLock);
-		if (a->pushed_columns != NIL)
+		if (a->pushed_keys != NIL)
+		{
+			List	   *columns = NIL;
+
+			foreach(lc, a->pushed_keys)
+				columns = lappend(columns, makeString(((MtPushedKey *) lfirst(lc))->column));
 			a->reason = psprintf("%s; the rows of changed values of %s are recomputed with those values carried into the IN subquery that tests %s",
-								 a->reason, mt_name_list_text(a->pushed_columns),
-								 list_length(a->pushed_columns) > 1 ? "each" : "it");
+								 a->reason, mt_name_list_text(columns),
+								 list_length(columns) > 1 ? "each" : "it");
+		}
 	}
 	foreach(lc, a->uses)
 	{

@@ -314,39 +314,25 @@ mt_correlated_uses(MtGraph *g, Query *q, List *candidates, List *candidate_names
 	}
 
 	/*
-	 * x IN (SELECT y FROM r ...), a condition of q's WHERE: whether a row's
-	 * x is in the set depends on r's rows with y = x only, if the subquery
-	 * is a plain one, or groups by y (TPC-H Q18's HAVING).  (In WHERE, a
-	 * NULL in the set is as good as false; NOT IN, which a NULL or an empty
-	 * set changes for every row, is not keyed.)
+	 * x IN (SELECT y FROM r ...), a condition of q's WHERE, that
+	 * mt_keyed_in_output accepts.  (In WHERE, a NULL in the set is as good
+	 * as false; NOT IN, which a NULL or an empty set changes for every row,
+	 * is not keyed.)
 	 */
 	foreach(ls, make_ands_implicit((Expr *) q->jointree->quals))
 	{
 		SubLink    *sl = lfirst(ls);
+		TargetEntry *tle = mt_keyed_in_output(sl);
 		Query	   *sq;
-		OpExpr	   *op;
-		TargetEntry *tle;
 		Var		   *inner;
 		Var		   *base;
 		MtSourceUse *use;
 
-		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || sl->testexpr == NULL ||
-			!IsA(sl->testexpr, OpExpr))
+		if (tle == NULL)
 			continue;
-		op = (OpExpr *) sl->testexpr;
 		sq = (Query *) sl->subselect;
-		if (!mt_keyable_equality(op) || !IsA(lsecond(op->args), Param) ||
-			sq->setOperations || sq->limitCount || sq->limitOffset || sq->hasWindowFuncs ||
-			sq->hasTargetSRFs || sq->hasDistinctOn || sq->groupingSets ||
-			(sq->hasAggs && sq->groupClause == NIL))
-			continue;
-		tle = linitial_node(TargetEntry, sq->targetList);
-		if (sq->groupClause != NIL &&
-			(tle->ressortgroupref == 0 ||
-			 !get_sortgroupref_clause_noerr(tle->ressortgroupref, sq->groupClause)))
-			continue;
 		inner = mt_base_var(sq, (Node *) tle->expr);
-		base = mt_base_var(q, linitial(op->args));
+		base = mt_base_var(q, linitial(((OpExpr *) sl->testexpr)->args));
 		if (inner == NULL || base == NULL || g->nullable[base->varno])
 			continue;
 		use = occurrence_use(&found, sq, inner->varno);

@@ -171,7 +171,7 @@ apply_table(ContWorker *w, ContTable *t, TableState *st)
 			counts = mt_kept_rows_refresh(t->relid, t->analysis, named);
 		else if (req.filter != NIL)
 		{
-			req.source_sql = mt_keys_pushed_sql(t->analysis, named);
+			req.source_sql = mt_keys_pushed_sql(t->analysis, named, t->relid);
 			counts = mt_refresh_rows(&req);
 		}
 		mt_cont_measure_keys(t, nkeys, start);

@@ -873,13 +873,14 @@ joinable_body(Query *body)
  * that the column equals and its own conditions keep few rows of (TPC-H
  * Q17: 5,000 parts of changed lines, 20 of which pass its brand and
  * container); elsewhere (Q21's orders) the plain filter is cheaper.  The
- * planner's estimates of both, with the filter's values, choose.
+ * planner's estimates of both, with the filter's values, choose.  (stateid:
+ * the state, whose columns the filter names.)
  */
 static char *
-rows_sql(MtAnalysis *a, List *filter, TupleDesc desc, Oid *argtypes, int nparams,
-		 ParamListInfo params)
+rows_sql(MtAnalysis *a, Oid stateid, List *filter, TupleDesc desc, Oid *argtypes,
+		 int nparams, ParamListInfo params)
 {
-	const char *pushed = mt_keys_pushed_sql(a, filter);
+	const char *pushed = mt_keys_pushed_sql(a, filter, stateid);
 	char	   *select = psprintf("SELECT * FROM (%s) r", pushed ? pushed : a->body_sql);
 	char	   *plain = mt_filter_select(select, filter, "r", desc, argtypes);
 	char	   *joined;
@@ -977,7 +978,7 @@ mt_kept_rows_refresh(Oid relid, MtAnalysis *a, List *filter)
 		mt_spi_insert_result(state);
 	}
 	else if (SPI_execute_with_args(psprintf("INSERT INTO %s AS s %s%s", state,
-											rows_sql(a, filter, desc, argtypes, nparams, params),
+											rows_sql(a, stateid, filter, desc, argtypes, nparams, params),
 											returning),
 								   nparams, argtypes, values, NULL, false, 0) !=
 			 (by_groups ? SPI_OK_INSERT_RETURNING : SPI_OK_INSERT))

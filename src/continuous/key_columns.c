@@ -612,68 +612,68 @@ mt_coarsen_key_uses(MtAnalysis *a)
  */
 
 /*
+ * mt_keyed_in_output
+ *		For "x IN (SELECT y FROM r ...)", sl: the subquery's target entry of
+ *		y when whether a row's x is in the set depends on r's rows with
+ *		y = x only -- the subquery is a plain one, or groups by y (TPC-H
+ *		Q18's HAVING); NULL otherwise.
+ */
+TargetEntry *
+mt_keyed_in_output(SubLink *sl)
+{
+	Query	   *sq;
+	TargetEntry *tle;
+
+	if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || sl->testexpr == NULL ||
+		!IsA(sl->testexpr, OpExpr) || !mt_keyable_equality((OpExpr *) sl->testexpr) ||
+		!IsA(lsecond(((OpExpr *) sl->testexpr)->args), Param))
+		return NULL;
+	sq = (Query *) sl->subselect;
+	if (sq->setOperations || sq->limitCount || sq->limitOffset || sq->hasWindowFuncs ||
+		sq->hasTargetSRFs || sq->hasDistinctOn || sq->groupingSets ||
+		(sq->hasAggs && sq->groupClause == NIL))
+		return NULL;
+	tle = linitial_node(TargetEntry, sq->targetList);
+	if (sq->groupClause != NIL &&
+		(tle->ressortgroupref == 0 ||
+		 !get_sortgroupref_clause_noerr(tle->ressortgroupref, sq->groupClause)))
+		return NULL;
+	return tle;
+}
+
+/*
  * The rows of query q with the values $1 (an array of its type) of result
- * column column, as text, where q's WHERE tests that column by
- * "col IN (SELECT x FROM ...)": each such subquery also gets
- * "x = ANY ($1)", since its other rows can match no row of those values.
- * PostgreSQL carries an equality into a subquery, but not "col = ANY
- * (...)": TPC-H Q18's recompute of the changed orders summed the lines of
- * every order in its IN (SELECT l_orderkey ... GROUP BY l_orderkey HAVING
- * ...).  x must be a plain column, grouped by where the subquery groups
- * (a group of other x values would be filtered otherwise).  NULL when no
- * subquery is so.
+ * column column, as text, where q's WHERE tests that column by an IN
+ * subquery mt_keyed_in_output accepts, "col IN (SELECT y FROM ...)": each
+ * such subquery also gets "y = ANY ($1)", since its other rows can match
+ * no row of those values.  PostgreSQL carries an equality into a subquery,
+ * but not "col = ANY (...)": TPC-H Q18's recompute of the changed orders
+ * summed the lines of every order in its IN (SELECT l_orderkey ... GROUP BY
+ * l_orderkey HAVING ...).  y must be a plain column of the subquery.  NULL
+ * when no subquery is so.
  */
 static char *
-keys_pushed_sql(Query *q, const char *column)
+keys_pushed_sql(Query *q, Var *var)
 {
-	TargetEntry *key = NULL;
-	Var		   *var;
-	Query	   *copy;
+	Query	   *copy = copyObject(q);
 	bool		pushed = false;
 	ListCell   *lc;
 
-	if (q->setOperations || q->groupingSets || q->jointree->quals == NULL)
-		return NULL;
-	foreach(lc, q->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-
-		if (!tle->resjunk && tle->resname && strcmp(tle->resname, column) == 0)
-			key = tle;
-	}
-	if (key == NULL || !IsA(key->expr, Var) || ((Var *) key->expr)->varlevelsup != 0 ||
-		!OidIsValid(get_array_type(((Var *) key->expr)->vartype)))
-		return NULL;
-	var = (Var *) key->expr;
-	copy = copyObject(q);
 	foreach(lc, make_ands_implicit((Expr *) copy->jointree->quals))
 	{
 		SubLink    *sl = lfirst(lc);
+		TargetEntry *out = mt_keyed_in_output(sl);
 		OpExpr	   *op;
-		Param	   *inner;
 		Query	   *sub;
-		TargetEntry *out;
 		Param	   *values;
 		ScalarArrayOpExpr *test;
 
-		if (!IsA(sl, SubLink) || sl->subLinkType != ANY_SUBLINK || !IsA(sl->testexpr, OpExpr))
+		if (out == NULL || !IsA(out->expr, Var) || ((Var *) out->expr)->varlevelsup != 0)
 			continue;
 		op = (OpExpr *) sl->testexpr;
-		if (!mt_keyable_equality(op) || !equal(linitial(op->args), var) ||
-			!IsA(lsecond(op->args), Param))
+		if (!equal(linitial(op->args), var))
 			continue;
-		inner = lsecond(op->args);
 		sub = (Query *) sl->subselect;
-		if (sub->setOperations || sub->groupingSets || sub->hasWindowFuncs || sub->hasTargetSRFs ||
-			sub->hasDistinctOn || sub->limitCount || sub->limitOffset ||
-			inner->paramkind != PARAM_SUBLINK || inner->paramid != 1)
-			continue;
-		out = linitial(sub->targetList);
-		if (!IsA(out->expr, Var) || ((Var *) out->expr)->varlevelsup != 0 ||
-			((sub->groupClause || sub->hasAggs) &&
-			 (out->ressortgroupref == 0 ||
-			  get_sortgroupref_clause_noerr(out->ressortgroupref, sub->groupClause) == NULL)))
-			continue;
 		values = makeNode(Param);
 		values->paramkind = PARAM_EXTERN;
 		values->paramid = 1;
@@ -705,14 +705,25 @@ mt_keys_pushed_note(MtAnalysis *a, Query *q)
 {
 	ListCell   *lc;
 
-	foreach(lc, a->keys)
+	if (q->setOperations || q->groupingSets || q->jointree->quals == NULL)
+		return;
+	foreach(lc, q->targetList)
 	{
-		char	   *sql = keys_pushed_sql(q, strVal(lfirst(lc)));
+		TargetEntry *tle = lfirst(lc);
+		Var		   *var = (Var *) tle->expr;
+		MtPushedKey *key;
+		char	   *sql;
 
-		if (sql == NULL)
+		if (tle->resjunk || tle->resname == NULL ||
+			!list_member(a->keys, makeString(tle->resname)) ||
+			!IsA(var, Var) || var->varlevelsup != 0 || !OidIsValid(get_array_type(var->vartype)) ||
+			(sql = keys_pushed_sql(q, var)) == NULL)
 			continue;
-		a->pushed_columns = lappend(a->pushed_columns, lfirst(lc));
-		a->pushed_sqls = lappend(a->pushed_sqls, sql);
+		key = palloc(sizeof(MtPushedKey));
+		key->column = pstrdup(tle->resname);
+		key->sql = sql;
+		key->arraytype = get_array_type(var->vartype);
+		a->pushed_keys = lappend(a->pushed_keys, key);
 	}
 }
 
@@ -720,15 +731,16 @@ mt_keys_pushed_note(MtAnalysis *a, Query *q)
  * mt_keys_pushed_sql
  *		The text of the query to read the rows of filter from instead of the
  *		query itself (its parameter $1 the filter's), or NULL: when the
- *		filter is the values of one column that IN subqueries test.
+ *		filter is the values of one column that IN subqueries test, whose
+ *		type in relation relid (what the filter's values are read as) is the
+ *		query's.
  */
 const char *
-mt_keys_pushed_sql(MtAnalysis *a, List *filter)
+mt_keys_pushed_sql(MtAnalysis *a, List *filter, Oid relid)
 {
 	MtFilterFamily *family;
 	MtFilterColumn *col;
 	ListCell   *lc;
-	ListCell   *ls;
 
 	if (list_length(filter) != 1)
 		return NULL;
@@ -736,8 +748,18 @@ mt_keys_pushed_sql(MtAnalysis *a, List *filter)
 	if (family->rowwise || list_length(family->columns) != 1)
 		return NULL;
 	col = linitial(family->columns);
-	forboth(lc, a->pushed_columns, ls, a->pushed_sqls)
-		if (strcmp(strVal(lfirst(lc)), col->name) == 0)
-			return lfirst(ls);
+	foreach(lc, a->pushed_keys)
+	{
+		MtPushedKey *key = lfirst(lc);
+		AttrNumber	attnum;
+
+		if (strcmp(key->column, col->name) != 0)
+			continue;
+		attnum = get_attnum(relid, col->name);
+		if (attnum == InvalidAttrNumber ||
+			get_array_type(get_atttype(relid, attnum)) != key->arraytype)
+			return NULL;
+		return key->sql;
+	}
 	return NULL;
 }

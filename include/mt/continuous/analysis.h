@@ -143,6 +143,14 @@ typedef struct MtDeltaSide
 	int			rtindex;		/* in rows_query */
 } MtDeltaSide;
 
+/* A key carried into the IN subqueries that test it (MtAnalysis.pushed_keys) */
+typedef struct MtPushedKey
+{
+	char	   *column;			/* the result column */
+	char	   *sql;			/* the query, its values the parameter $1 ... */
+	Oid			arraytype;		/* ... of this type */
+} MtPushedKey;
+
 typedef struct MtAnalysis
 {
 	Oid			owner;			/* the table's owner when it was analyzed:
@@ -227,12 +235,11 @@ typedef struct MtAnalysis
 	bool		group_is_key;	/* ... which are all it groups by */
 
 	/*
-	 * KEYS: the keys that IN subqueries test, and the query (the state's,
-	 * of kept rows) with the values $1 of each carried into them
-	 * (mt/continuous/key_columns.h)
+	 * KEYS: the keys that IN subqueries test, each with the query (the
+	 * state's, of kept rows) with its values carried into them
+	 * (MtPushedKey, mt/continuous/key_columns.h)
 	 */
-	List	   *pushed_columns;	/* String */
-	List	   *pushed_sqls;	/* char * */
+	List	   *pushed_keys;
 } MtAnalysis;
 
 #define MT_GROUPING_SET_COLUMN	"__mt_set"

@@ -27,7 +27,8 @@ extern bool mt_full_join_uses(Query *q, List *names, MtAnalysis *a);
 extern int	mt_expression_key_rtindex(Query *q, bool *nullable, Node *expr);
 extern void mt_expression_keys_use(MtSourceUse *use, int rtindex, List *exprs, List *names);
 extern List *mt_expression_key_values(MtSourceUse *use, Oid owner, List *tuples, bool *failed);
+extern TargetEntry *mt_keyed_in_output(SubLink *sl);
 extern void mt_keys_pushed_note(MtAnalysis *a, Query *q);
-extern const char *mt_keys_pushed_sql(MtAnalysis *a, List *filter);
+extern const char *mt_keys_pushed_sql(MtAnalysis *a, List *filter, Oid relid);
 
 #endif							/* MT_CONTINUOUS_KEY_COLUMNS_H */
